@@ -1,0 +1,145 @@
+// Package config holds tidal's command-line options: their names, defaults
+// and validation. Flag names and defaults follow Cluster Autoscaler where the
+// two offer the same thing.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Cloud provider names accepted by --cloud-provider.
+const (
+	CloudProviderLocal = "local"
+	CloudProviderAWS   = "aws"
+)
+
+// Options is every setting of the tidal binary.
+type Options struct {
+	Kubeconfig    string
+	Namespace     string
+	Address       string
+	KubeClientQPS float32
+	KubeBurst     int
+
+	LeaderElect   bool
+	LeaseName     string
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+
+	CloudProvider   string
+	LocalNodeGroups string
+	NodeGroupFlags  []string
+	// NodeGroups is NodeGroupFlags parsed by Validate.
+	NodeGroups []NodeGroupSpec
+
+	ScanInterval         time.Duration
+	MaxNodeProvisionTime time.Duration
+	MaxInactivity        time.Duration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		Namespace:            "kube-system",
+		Address:              ":8085",
+		KubeClientQPS:        5,
+		KubeBurst:            10,
+		LeaderElect:          true,
+		LeaseName:            "tidal",
+		LeaseDuration:        15 * time.Second,
+		RenewDeadline:        10 * time.Second,
+		RetryPeriod:          2 * time.Second,
+		CloudProvider:        CloudProviderLocal,
+		ScanInterval:         10 * time.Second,
+		MaxNodeProvisionTime: 15 * time.Minute,
+		MaxInactivity:        10 * time.Minute,
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file. Empty means in-cluster configuration.")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace tidal runs in: its lease, status and priority ConfigMaps live here.")
+	fs.StringVar(&o.Address, "address", o.Address, "Address to serve /healthz and /metrics on.")
+	fs.Float32Var(&o.KubeClientQPS, "kube-client-qps", o.KubeClientQPS, "Queries per second to the API server.")
+	fs.IntVar(&o.KubeBurst, "kube-client-burst", o.KubeBurst, "Burst of queries to the API server.")
+
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run only while holding the leader Lease, so several replicas can run for availability.")
+	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", o.LeaseName, "Name of the leader-election Lease.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a non-leader waits before taking over an unrenewed lease.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader keeps trying to renew before giving up leadership.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often to try to acquire or renew the lease.")
+
+	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider: local or aws.")
+	fs.StringVar(&o.LocalNodeGroups, "local-node-groups", o.LocalNodeGroups, "YAML file describing the local cloud's node groups (local provider only). Empty uses three built-in pools in two zones.")
+	fs.StringArrayVar(&o.NodeGroupFlags, "nodes", o.NodeGroupFlags, "A node group to manage, MIN:MAX:NAME. Repeat for several groups.")
+
+	fs.DurationVar(&o.ScanInterval, "scan-interval", o.ScanInterval, "How often the node loop runs when nothing triggers it earlier.")
+	fs.DurationVar(&o.MaxNodeProvisionTime, "max-node-provision-time", o.MaxNodeProvisionTime, "How long a requested node may take to register before the request is considered failed.")
+	fs.DurationVar(&o.MaxInactivity, "max-inactivity", o.MaxInactivity, "/healthz fails when the leader's node loop has not completed a run for this long.")
+}
+
+// Validate checks every option and fills the parsed fields. The error names
+// the flag and the bad value.
+func (o *Options) Validate() error {
+	var errs []error
+	specs, err := ParseNodeGroupSpecs(o.NodeGroupFlags)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	o.NodeGroups = specs
+	if o.Namespace == "" {
+		errs = append(errs, errors.New("--namespace must not be empty"))
+	}
+	if err := validateAddress(o.Address); err != nil {
+		errs = append(errs, err)
+	}
+	if o.CloudProvider != CloudProviderLocal && o.CloudProvider != CloudProviderAWS {
+		errs = append(errs, fmt.Errorf("--cloud-provider=%q: want %q or %q", o.CloudProvider, CloudProviderLocal, CloudProviderAWS))
+	}
+	if o.LocalNodeGroups != "" && o.CloudProvider != CloudProviderLocal {
+		errs = append(errs, fmt.Errorf("--local-node-groups=%q is only valid with --cloud-provider=local", o.LocalNodeGroups))
+	}
+	errs = append(errs, positive("--scan-interval", o.ScanInterval), positive("--max-node-provision-time", o.MaxNodeProvisionTime),
+		positive("--max-inactivity", o.MaxInactivity))
+	if o.LeaderElect {
+		errs = append(errs, positive("--leader-elect-lease-duration", o.LeaseDuration),
+			positive("--leader-elect-renew-deadline", o.RenewDeadline), positive("--leader-elect-retry-period", o.RetryPeriod))
+		if o.RenewDeadline >= o.LeaseDuration {
+			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline=%v must be shorter than --leader-elect-lease-duration=%v", o.RenewDeadline, o.LeaseDuration))
+		}
+	}
+	if o.KubeClientQPS <= 0 || o.KubeBurst <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-client-qps=%v and --kube-client-burst=%d must be positive", o.KubeClientQPS, o.KubeBurst))
+	}
+	return errors.Join(errs...)
+}
+
+func positive(flag string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s=%v must be positive", flag, d)
+	}
+	return nil
+}
+
+func validateAddress(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--address=%q: want HOST:PORT or :PORT: %v", addr, err)
+	}
+	if host != "" && net.ParseIP(host) == nil && host != "localhost" {
+		return fmt.Errorf("--address=%q: %q is not an IP address", addr, host)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("--address=%q: %q is not a port number", addr, port)
+	}
+	return nil
+}
