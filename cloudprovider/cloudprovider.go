@@ -1,0 +1,160 @@
+// Package cloudprovider defines how tidal talks to the infrastructure that owns
+// the nodes: a CloudProvider lists NodeGroups, and each NodeGroup can grow,
+// shrink and describe the node it would create.
+//
+// The method set and meaning follow Cluster Autoscaler's cloudprovider
+// package, so that a provider written for one maps onto the other without
+// surprises. Implementations live in sub-packages (local, aws).
+package cloudprovider
+
+import (
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ErrNotImplemented is returned by optional methods a provider does not offer.
+var ErrNotImplemented = errors.New("not implemented")
+
+// CloudProvider is the infrastructure that owns the node groups.
+type CloudProvider interface {
+	// Name is the provider's name, as given to --cloud-provider.
+	Name() string
+	// NodeGroups returns every group tidal may scale. The list may change
+	// after Refresh.
+	NodeGroups() []NodeGroup
+	// NodeGroupForNode returns the group a node belongs to, or nil (and no
+	// error) when the node is not managed by any group.
+	NodeGroupForNode(node *corev1.Node) (NodeGroup, error)
+	// HasInstance reports whether the node's instance still exists.
+	HasInstance(node *corev1.Node) (bool, error)
+	// Pricing returns the provider's price model, or ErrNotImplemented.
+	Pricing() (PricingModel, error)
+	// GetResourceLimiter returns the cluster-wide resource limits.
+	GetResourceLimiter() (*ResourceLimiter, error)
+	// GPULabel is the node label that marks GPU nodes.
+	GPULabel() string
+	// GetAvailableGPUTypes lists the GPU types the provider offers.
+	GetAvailableGPUTypes() map[string]struct{}
+	// Refresh is called at the start of every node-loop iteration, before
+	// any other call, so the provider can update cached state.
+	Refresh() error
+	// Cleanup releases whatever the provider holds.
+	Cleanup() error
+}
+
+// NodeGroup is a set of nodes with the same shape that grow and shrink
+// together (an Auto Scaling Group, a local pool).
+type NodeGroup interface {
+	// Id identifies the group; it is what --nodes names and what the
+	// priority expander's regular expressions match.
+	Id() string
+	// MinSize and MaxSize bound the group's target size.
+	MinSize() int
+	MaxSize() int
+	// TargetSize is the size the group is asked to have. It may differ from
+	// the number of registered nodes while nodes start or go.
+	TargetSize() (int, error)
+	// IncreaseSize asks for delta more nodes. delta must be positive and the
+	// result must not exceed MaxSize.
+	IncreaseSize(delta int) error
+	// DecreaseTargetSize lowers the target by -delta (delta < 0) by
+	// cancelling requests not yet fulfilled; it never removes running nodes.
+	DecreaseTargetSize(delta int) error
+	// DeleteNodes removes the given nodes and lowers the target size
+	// accordingly. It refuses to go below MinSize.
+	DeleteNodes(nodes []*corev1.Node) error
+	// Nodes lists the group's instances, including those not yet
+	// registered as Nodes, with their state and any error.
+	Nodes() ([]Instance, error)
+	// TemplateNodeInfo returns a node as it would look right after it
+	// started, with the pods that start with it. Used to scale from zero.
+	TemplateNodeInfo() (*NodeTemplate, error)
+	// GetOptions returns per-group overrides of the autoscaling options, or
+	// ErrNotImplemented when the group has none.
+	GetOptions(defaults NodeGroupAutoscalingOptions) (*NodeGroupAutoscalingOptions, error)
+	// Debug is a one-line description for logs.
+	Debug() string
+}
+
+// NodeTemplate is a node as it would be just after it started, with the pods
+// that run on it from the start (static pods; DaemonSet pods are added by the
+// node loop, which knows the DaemonSets).
+type NodeTemplate struct {
+	Node *corev1.Node
+	Pods []*corev1.Pod
+}
+
+// Instance is one machine of a node group. Id is the providerID the Node
+// object carries once it registers.
+type Instance struct {
+	Id     string
+	Status *InstanceStatus
+}
+
+// InstanceState is where an instance is in its life.
+type InstanceState int
+
+const (
+	// InstanceRunning means the instance is up (it may not have registered yet).
+	InstanceRunning InstanceState = iota + 1
+	// InstanceCreating means the instance is being created.
+	InstanceCreating
+	// InstanceDeleting means the instance is going away.
+	InstanceDeleting
+)
+
+func (s InstanceState) String() string {
+	switch s {
+	case InstanceRunning:
+		return "Running"
+	case InstanceCreating:
+		return "Creating"
+	case InstanceDeleting:
+		return "Deleting"
+	}
+	return "Unknown"
+}
+
+// InstanceStatus is an instance's state and, when creating it failed, why.
+type InstanceStatus struct {
+	State     InstanceState
+	ErrorInfo *InstanceErrorInfo
+}
+
+// InstanceErrorClass tells capacity errors from the rest, so the node loop
+// can fall over to another group at once on a stock-out.
+type InstanceErrorClass int
+
+const (
+	// OutOfResourcesErrorClass means the cloud has no capacity of this kind.
+	OutOfResourcesErrorClass InstanceErrorClass = 1
+	// OtherErrorClass is any other failure.
+	OtherErrorClass InstanceErrorClass = 99
+)
+
+// InstanceErrorInfo describes why an instance could not be created.
+type InstanceErrorInfo struct {
+	ErrorClass   InstanceErrorClass
+	ErrorCode    string
+	ErrorMessage string
+}
+
+// PricingModel prices nodes and pods, for the price expander.
+type PricingModel interface {
+	// NodePrice is the cost of running node from start to end.
+	NodePrice(node *corev1.Node, start, end time.Time) (float64, error)
+	// PodPrice is the cost of running pod from start to end.
+	PodPrice(pod *corev1.Pod, start, end time.Time) (float64, error)
+}
+
+// NodeGroupAutoscalingOptions are the options a group may override.
+type NodeGroupAutoscalingOptions struct {
+	ScaleDownUtilizationThreshold    float64
+	ScaleDownGpuUtilizationThreshold float64
+	ScaleDownUnneededTime            time.Duration
+	ScaleDownUnreadyTime             time.Duration
+	MaxNodeProvisionTime             time.Duration
+	IgnoreDaemonSetsUtilization      bool
+}
