@@ -1,0 +1,56 @@
+package app
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// execute runs the tidal command with args and returns its error.
+func execute(args ...string) error {
+	cmd := NewCommand()
+	cmd.SetArgs(args)
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	return cmd.Execute()
+}
+
+func TestMalformedFlagsFailBeforeAnythingStarts(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--nodes=5:2:x"}, `--nodes="5:2:x": minimum size 5 is greater than maximum size 2`},
+		{[]string{"--nodes=a:b"}, `--nodes="a:b": want MIN:MAX:NAME`},
+		{[]string{"--nodes=x:2:a"}, `--nodes="x:2:a": minimum size "x" is not an integer`},
+		{[]string{"--nodes=1:3:a", "--nodes=0:2:a"}, `node group "a" is already given by --nodes="1:3:a"`},
+		{[]string{"--scan-interval=soon"}, `invalid argument "soon" for "--scan-interval"`},
+		{[]string{"--cloud-provider=azure"}, `--cloud-provider="azure"`},
+		{[]string{"--no-such-flag"}, `unknown flag: --no-such-flag`},
+		{[]string{"local", "--nodes=3:1:general-a"}, `--nodes="3:1:general-a"`},
+		{[]string{"local", "--cloud-provider=aws"}, `tidal local runs the local cloud only`},
+		{[]string{"local", "--duration=-1s"}, `--duration=-1s must not be negative`},
+		{[]string{"extra-arg"}, `unknown command "extra-arg"`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			err := execute(tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestLocalAcceptsEveryTidalFlag(t *testing.T) {
+	root := NewCommand()
+	local, _, err := root.Find([]string{"local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nodes", "scan-interval", "leader-elect", "address", "kubeconfig", "namespace", "v", "max-node-provision-time"} {
+		if local.Flags().Lookup(name) == nil && local.InheritedFlags().Lookup(name) == nil {
+			t.Errorf("tidal local does not accept --%s", name)
+		}
+	}
+}

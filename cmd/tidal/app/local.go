@@ -1,0 +1,134 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/localcluster"
+)
+
+// localOptions are the flags only `tidal local` has.
+type localOptions struct {
+	duration      time.Duration
+	demo          bool
+	dir           string
+	clusterLog    bool
+	apiServerPort int
+}
+
+func newLocalCommand(opts *config.Options) *cobra.Command {
+	lo := &localOptions{demo: true}
+	cmd := &cobra.Command{
+		Use:   "local",
+		Short: "Run tidal against an embedded Kubernetes cluster and a local cloud, with a live timeline",
+		Long: "Starts a real Kubernetes control plane in this process (etcd, kube-apiserver, kube-scheduler, " +
+			"controllers, simulated kubelets), a local cloud whose node groups create Nodes, and tidal's loops " +
+			"against them. Prints a kubeconfig path for kubectl and a live timeline. Every flag of tidal applies.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("cloud-provider") && opts.CloudProvider != config.CloudProviderLocal {
+				return fmt.Errorf("--cloud-provider=%s: tidal local runs the local cloud only", opts.CloudProvider)
+			}
+			opts.CloudProvider = config.CloudProviderLocal
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if lo.duration < 0 {
+				return fmt.Errorf("--duration=%v must not be negative", lo.duration)
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return runLocal(ctx, opts, lo, cmd.OutOrStdout())
+		},
+	}
+	fs := cmd.Flags()
+	fs.DurationVar(&lo.duration, "duration", 0, "Stop after this long; 0 runs until Ctrl-C.")
+	fs.BoolVar(&lo.demo, "demo", lo.demo, "Apply the demo workload. --demo=false starts an empty cluster for your own manifests.")
+	fs.StringVar(&lo.dir, "dir", "", "Directory for the cluster's data, kubeconfig and logs. Empty uses a new temporary directory, removed at exit.")
+	fs.BoolVar(&lo.clusterLog, "cluster-log", false, "Write the control plane's own logs (apiserver, scheduler, controllers) to cluster.log in the directory.")
+	fs.IntVar(&lo.apiServerPort, "api-server-port", 0, "Loopback port of the API server; 0 picks a free one.")
+	return cmd
+}
+
+func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out io.Writer) error {
+	if lo.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, lo.duration)
+		defer cancel()
+	}
+	dir := lo.dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "tidal-local-")
+		if err != nil {
+			return fmt.Errorf("create working directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	var clusterLog io.Writer
+	if lo.clusterLog {
+		f, err := os.Create(filepath.Join(dir, "cluster.log"))
+		if err != nil {
+			return fmt.Errorf("create cluster log: %w", err)
+		}
+		defer f.Close()
+		clusterLog = f
+	}
+	started := time.Now()
+	fmt.Fprintln(out, "Starting the local cluster (etcd, kube-apiserver, kube-scheduler, controllers, simulated kubelets)...")
+	cluster, err := localcluster.Start(ctx, localcluster.Options{
+		Dir: filepath.Join(dir, "cluster"), APIServerPort: lo.apiServerPort, LogOutput: clusterLog,
+	})
+	if err != nil {
+		return fmt.Errorf("local cluster: %w", err)
+	}
+	defer cluster.Stop()
+
+	logFile, err := os.Create(filepath.Join(dir, "tidal.log"))
+	if err != nil {
+		return fmt.Errorf("create tidal log: %w", err)
+	}
+	defer logFile.Close()
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(verbosity()), textlogger.Output(logFile)))
+	ctx = klog.NewContext(ctx, logger)
+
+	fmt.Fprintf(out, "Cluster ready in %.1fs.\n  kubectl --kubeconfig %s get nodes,pods -A\n  tidal's log: %s\n\n",
+		time.Since(started).Seconds(), cluster.KubeconfigPath, logFile.Name())
+	runOpts := *opts
+	runOpts.Kubeconfig = cluster.KubeconfigPath
+
+	tl := newTimeline(cluster.Client, out, started)
+	timelineDone := make(chan struct{})
+	go func() { defer close(timelineDone); tl.run(ctx) }()
+	if lo.demo {
+		go runDemo(ctx, cluster.Client, tl)
+	}
+	runErr := Run(ctx, &runOpts)
+	<-timelineDone
+	tl.summary()
+	if runErr != nil {
+		return runErr
+	}
+	fmt.Fprintln(out, "Stopped cleanly.")
+	return nil
+}
+
+// verbosity reads klog's -v, which also sets the level of tidal's log in
+// local mode.
+func verbosity() int {
+	for v := 10; v > 0; v-- {
+		if klog.V(klog.Level(v)).Enabled() {
+			return v
+		}
+	}
+	return 0
+}

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/core"
+	"github.com/tidal-autoscaler/tidal/expander"
+)
+
+// ComponentName is the event source and user agent of tidal.
+const ComponentName = "tidal"
+
+// Run runs tidal until ctx ends: the HTTP endpoints at once, and the loops
+// while this replica is the leader (or always, without leader election).
+// opts must have been validated.
+func Run(ctx context.Context, opts *config.Options) error {
+	logger := klog.FromContext(ctx)
+	restCfg, err := restConfig(opts)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h := &health{maxInactivity: opts.MaxInactivity}
+	serverCtx, stopServer := context.WithCancel(ctx)
+	defer stopServer()
+	serverDone, err := serveHTTP(serverCtx, opts.Address, reg, h)
+	if err != nil {
+		return err
+	}
+	defer func() { stopServer(); <-serverDone }()
+	logger.Info("Serving /healthz and /metrics", "address", opts.Address)
+
+	metrics := core.NewMetrics(reg)
+	run := func(ctx context.Context) error { return runLoops(ctx, client, opts, metrics, h) }
+	if !opts.LeaderElect {
+		return run(ctx)
+	}
+	return runAsLeader(ctx, client, opts, run)
+}
+
+func restConfig(opts *config.Options) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if opts.Kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client configuration (--kubeconfig=%q): %w", opts.Kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = opts.KubeClientQPS, opts.KubeBurst
+	rest.AddUserAgent(cfg, ComponentName)
+	return cfg, nil
+}
+
+// runLoops builds informers, the cloud provider and the loops, and runs them
+// until ctx ends. It returns after every loop has stopped.
+func runLoops(ctx context.Context, client kubernetes.Interface, opts *config.Options, metrics *core.Metrics, h *health) error {
+	logger := klog.FromContext(ctx)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	pods := factory.Core().V1().Pods()
+	nodes := factory.Core().V1().Nodes()
+	podLister, nodeLister := pods.Lister(), nodes.Lister()
+
+	cloud, err := buildCloudProvider(ctx, client, opts)
+	if err != nil {
+		return err
+	}
+	defer cloud.Cleanup()
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
+
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok && ctx.Err() == nil {
+			return fmt.Errorf("informer for %v did not sync", typ)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	loop := core.NewNodeLoop(core.Config{
+		Cloud:        cloud,
+		Pods:         podLister,
+		Nodes:        nodeLister,
+		Recorder:     recorder,
+		Metrics:      metrics,
+		Strategy:     expander.Random{Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))},
+		ScanInterval: opts.ScanInterval,
+	})
+	h.setActivitySource(loop.LastActivity)
+	defer h.clearActivitySource()
+	logger.Info("Loops starting", "cloudProvider", cloud.Name(), "nodeGroups", len(cloud.NodeGroups()))
+	loop.Run(ctx)
+	return nil
+}
