@@ -1,0 +1,235 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/utils/ptr"
+
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
+	"github.com/tidal-autoscaler/tidal/config"
+)
+
+// tidal is a tidal process run in the test: app.Run with parsed flags.
+type tidal struct {
+	cancel  context.CancelFunc
+	done    chan error
+	address string
+}
+
+// startTidal runs tidal against the local cluster with the given flags
+// (plus --kubeconfig and a free --address). It stops when the test ends.
+func startTidal(t *testing.T, args ...string) *tidal {
+	t.Helper()
+	addr := freeAddress(t)
+	opts := config.NewOptions()
+	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	all := append([]string{"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + addr}, args...)
+	if err := fs.Parse(all); err != nil {
+		t.Fatalf("flags %v: %v", all, err)
+	}
+	if err := opts.Validate(); err != nil {
+		t.Fatalf("flags %v: %v", all, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tl := &tidal{cancel: cancel, done: make(chan error, 1), address: addr}
+	go func() { tl.done <- app.Run(ctx, opts) }()
+	t.Cleanup(func() { tl.stop(t) })
+	return tl
+}
+
+// stop sends the equivalent of SIGTERM and waits for Run to return.
+func (tl *tidal) stop(t *testing.T) error {
+	t.Helper()
+	tl.cancel()
+	select {
+	case err, ok := <-tl.done:
+		if ok {
+			close(tl.done)
+		}
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("tidal did not stop within 30s of shutdown")
+		return nil
+	}
+}
+
+func freeAddress(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// writeGroups writes a local-cloud node-group file.
+func writeGroups(t *testing.T, yaml string) string {
+	path := filepath.Join(t.TempDir(), "groups.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func deployment(ns, name string, replicas int32, cpu, mem string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem),
+					}}}}},
+			},
+		},
+	}
+}
+
+func TestScaleUpEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	deleteNodesOnCleanup(t, "e2e-")
+	ns := newNamespace(t)
+	groups := writeGroups(t, `
+nodeGroups:
+- {name: e2e-a, minSize: 1, maxSize: 6, zone: zone-a, instanceType: t-4, cpu: "4", memory: 16Gi, provisioningDelay: 500ms}
+`)
+	startTidal(t, "--local-node-groups="+groups, "--scan-interval=1s", "--leader-elect=false")
+	poll(t, 20*time.Second, "the group's first node Ready", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(ctx, "e2e-a")
+		return len(nodes) == 1 && isReady(&nodes[0]), err
+	})
+
+	// 10 pods of 1.5 CPU: 2 per 4-CPU node, so 5 nodes in all.
+	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, deployment(ns, "web", 10, "1500m", "1Gi"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment: %v", err)
+	}
+	poll(t, 60*time.Second, "all 10 pods Running", func(ctx context.Context) (bool, error) {
+		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 10, nil
+	})
+	nodes, err := groupNodes(ctx, "e2e-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 5 {
+		t.Fatalf("group has %d nodes, want exactly 5 for 10 pods of 1.5 CPU on 4-CPU nodes", len(nodes))
+	}
+	events, err := cluster.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("reason", "TriggeredScaleUp").String(),
+	})
+	if err != nil || len(events.Items) == 0 {
+		t.Fatalf("no TriggeredScaleUp events on the pods (err %v)", err)
+	}
+	if msg := events.Items[0].Message; !strings.Contains(msg, "e2e-a 1->") {
+		t.Fatalf("event message %q does not name the group and its sizes", msg)
+	}
+}
+
+func TestHealthzAndMetrics(t *testing.T) {
+	deleteNodesOnCleanup(t, "hm-")
+	groups := writeGroups(t, "nodeGroups:\n- {name: hm-a, minSize: 0, maxSize: 2, zone: z, cpu: '2', memory: 4Gi}\n")
+	tl := startTidal(t, "--local-node-groups="+groups, "--scan-interval=1s", "--leader-elect=false")
+	get := func(path string) (int, string, error) {
+		resp, err := http.Get("http://" + tl.address + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), err
+	}
+	poll(t, 10*time.Second, "/healthz ok", func(context.Context) (bool, error) {
+		code, body, err := get("/healthz")
+		return code == 200 && strings.TrimSpace(body) == "ok", err
+	})
+	poll(t, 10*time.Second, "node-loop metrics on /metrics", func(context.Context) (bool, error) {
+		code, body, err := get("/metrics")
+		return code == 200 && strings.Contains(body, `tidal_function_duration_seconds_count{function="main"}`) &&
+			strings.Contains(body, `tidal_node_group_target_count{node_group="hm-a"} 0`), err
+	})
+}
+
+func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
+	ctx := context.Background()
+	deleteNodesOnCleanup(t, "le-")
+	groups := writeGroups(t, "nodeGroups:\n- {name: le-a, minSize: 1, maxSize: 2, zone: z, cpu: '2', memory: 4Gi}\n")
+	lease := "tidal-le-" + strings.ToLower(t.Name()[len(t.Name())-5:])
+	flags := []string{"--local-node-groups=" + groups, "--scan-interval=1s", "--leader-elect-resource-name=" + lease,
+		"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=200ms"}
+	first := startTidal(t, flags...)
+	holder := func(ctx context.Context) (string, error) {
+		l, err := cluster.Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, lease, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		return ptr.Deref(l.Spec.HolderIdentity, ""), nil
+	}
+	var firstID string
+	poll(t, 15*time.Second, "the first replica to take the lease", func(ctx context.Context) (bool, error) {
+		id, err := holder(ctx)
+		firstID = id
+		return id != "", err
+	})
+	poll(t, 15*time.Second, "the leader's cloud to bring le-a to its min size", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(ctx, "le-a")
+		return len(nodes) == 1, err
+	})
+	second := startTidal(t, flags...)
+	time.Sleep(2 * time.Second)
+	if id, _ := holder(ctx); id != firstID {
+		t.Fatalf("lease moved to %q while the first replica %q was alive", id, firstID)
+	}
+
+	// SIGTERM the leader: Run returns, the lease is released at once, and
+	// the standby takes over well before the lease would have expired.
+	stopped := time.Now()
+	if err := first.stop(t); err != nil {
+		t.Fatalf("leader's Run returned %v on shutdown, want nil", err)
+	}
+	poll(t, 10*time.Second, "the standby to take the lease", func(ctx context.Context) (bool, error) {
+		id, err := holder(ctx)
+		return id != "" && id != firstID, err
+	})
+	if took := time.Since(stopped); took > 3*time.Second {
+		t.Fatalf("standby took over after %v: the lease was not released on shutdown", took)
+	}
+	if err := second.stop(t); err != nil {
+		t.Fatalf("second Run returned %v", err)
+	}
+	if id, _ := holder(ctx); id != "" {
+		t.Fatalf("lease still held by %q after both replicas stopped", id)
+	}
+	if nodes, _ := groupNodes(ctx, "le-a"); len(nodes) != 1 {
+		t.Fatalf("le-a has %d nodes after the handover, want 1 (no duplicate machines)", len(nodes))
+	}
+	_ = fmt.Sprint()
+}
