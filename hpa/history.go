@@ -1,0 +1,78 @@
+package hpa
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Recommendation is one stored, unstabilized replica recommendation.
+type Recommendation struct {
+	Replicas  int32       `json:"replicas"`
+	Timestamp metav1.Time `json:"timestamp"`
+}
+
+// ScaleEvent is one stored rescale: the absolute replica change and when it
+// happened. Outdated marks an entry older than the longest policy period of
+// its direction at the time of the last store; such an entry may be reused.
+type ScaleEvent struct {
+	ReplicaChange int32       `json:"replicaChange"`
+	Timestamp     metav1.Time `json:"timestamp"`
+	Outdated      bool        `json:"outdated,omitempty"`
+}
+
+// History is the per-autoscaler memory that Kubernetes keeps in process and
+// tidal persists in the autoscaler's status. Functions in this package never
+// modify a History they are given; they return an updated copy.
+//
+// metav1.Time serialises whole seconds: pass a Now truncated to the second
+// if the history is persisted, so that what is read back equals what was
+// computed with.
+type History struct {
+	// Recommendations are the recent unstabilized recommendations.
+	Recommendations []Recommendation `json:"recommendations,omitempty"`
+	// ScaleUpEvents and ScaleDownEvents are the recent rescales, recorded
+	// only for autoscalers with a behavior.
+	ScaleUpEvents   []ScaleEvent `json:"scaleUpEvents,omitempty"`
+	ScaleDownEvents []ScaleEvent `json:"scaleDownEvents,omitempty"`
+}
+
+// DeepCopyInto copies h into out.
+func (h *History) DeepCopyInto(out *History) {
+	out.Recommendations = append([]Recommendation(nil), h.Recommendations...)
+	out.ScaleUpEvents = append([]ScaleEvent(nil), h.ScaleUpEvents...)
+	out.ScaleDownEvents = append([]ScaleEvent(nil), h.ScaleDownEvents...)
+}
+
+// DeepCopy returns a copy of h.
+func (h *History) DeepCopy() *History {
+	if h == nil {
+		return nil
+	}
+	out := new(History)
+	h.DeepCopyInto(out)
+	return out
+}
+
+// SeedRecommendation returns h with the recommendation {current, now} when it
+// has none, as Kubernetes does on the first sync of an autoscaler. This is
+// why a new (or, upstream, restarted) autoscaler does not scale down within
+// its first scale-down window.
+func SeedRecommendation(h History, current int32, now time.Time) History {
+	if len(h.Recommendations) == 0 {
+		h.Recommendations = []Recommendation{{Replicas: current, Timestamp: metav1.NewTime(now)}}
+	}
+	return h
+}
+
+// storeRecommendation returns recs with rec written over index old, or
+// appended when old < 0, leaving recs untouched.
+func storeRecommendation(recs []Recommendation, old int, rec Recommendation) []Recommendation {
+	out := make([]Recommendation, len(recs), len(recs)+1)
+	copy(out, recs)
+	if old >= 0 {
+		out[old] = rec
+		return out
+	}
+	return append(out, rec)
+}
