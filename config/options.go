@@ -42,6 +42,11 @@ type Options struct {
 	ScanInterval         time.Duration
 	MaxNodeProvisionTime time.Duration
 	MaxInactivity        time.Duration
+
+	// AWS holds the options of --cloud-provider=aws.
+	AWS AWSOptions
+	// HPA holds the pod loop's options.
+	HPA HPAOptions
 }
 
 // NewOptions returns the defaults.
@@ -84,6 +89,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ScanInterval, "scan-interval", o.ScanInterval, "How often the node loop runs when nothing triggers it earlier.")
 	fs.DurationVar(&o.MaxNodeProvisionTime, "max-node-provision-time", o.MaxNodeProvisionTime, "How long a requested node may take to register before the request is considered failed.")
 	fs.DurationVar(&o.MaxInactivity, "max-inactivity", o.MaxInactivity, "/healthz fails when the leader's node loop has not completed a run for this long.")
+	o.AWS.AddFlags(fs)
+	o.HPA.AddFlags(fs)
 }
 
 // Validate checks every option and fills the parsed fields. The error names
@@ -116,6 +123,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline=%v must be shorter than --leader-elect-lease-duration=%v", o.RenewDeadline, o.LeaseDuration))
 		}
 	}
+	errs = append(errs, o.AWS.Validate(o.CloudProvider), o.HPA.Validate())
 	if o.KubeClientQPS <= 0 || o.KubeBurst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-client-qps=%v and --kube-client-burst=%d must be positive", o.KubeClientQPS, o.KubeBurst))
 	}

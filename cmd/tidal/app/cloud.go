@@ -17,7 +17,7 @@ func buildCloudProvider(ctx context.Context, client kubernetes.Interface, opts *
 	case config.CloudProviderLocal:
 		return buildLocalCloud(ctx, client, opts)
 	case config.CloudProviderAWS:
-		return nil, fmt.Errorf("--cloud-provider=aws is not available in this build yet")
+		return buildAWSCloud(ctx, client, opts)
 	}
 	return nil, fmt.Errorf("--cloud-provider=%q: unknown provider", opts.CloudProvider)
 }

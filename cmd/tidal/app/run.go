@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,8 +52,9 @@ func Run(ctx context.Context, opts *config.Options) error {
 	defer func() { stopServer(); <-serverDone }()
 	logger.Info("Serving /healthz and /metrics", "address", opts.Address)
 
-	metrics := core.NewMetrics(reg)
-	run := func(ctx context.Context) error { return runLoops(ctx, client, opts, metrics, h) }
+	env := &loopEnv{opts: opts, restConfig: restCfg, client: client, registry: reg, health: h,
+		nodeMetrics: core.NewMetrics(reg), podMetrics: newPodLoopMetrics(reg)}
+	run := func(ctx context.Context) error { return runLoops(ctx, env) }
 	if !opts.LeaderElect {
 		return run(ctx)
 	}
@@ -75,14 +77,30 @@ func restConfig(opts *config.Options) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// loopEnv is what the loops are built from. Metrics are created once per
+// process, loops once per leadership term.
+type loopEnv struct {
+	opts        *config.Options
+	restConfig  *rest.Config
+	client      kubernetes.Interface
+	registry    prometheus.Registerer
+	health      *health
+	nodeMetrics *core.Metrics
+	podMetrics  *podLoopMetrics
+
+	// Set by runLoops for the current term.
+	factory  informers.SharedInformerFactory
+	recorder record.EventRecorder
+}
+
 // runLoops builds informers, the cloud provider and the loops, and runs them
 // until ctx ends. It returns after every loop has stopped.
-func runLoops(ctx context.Context, client kubernetes.Interface, opts *config.Options, metrics *core.Metrics, h *health) error {
+func runLoops(ctx context.Context, env *loopEnv) error {
 	logger := klog.FromContext(ctx)
-	factory := informers.NewSharedInformerFactory(client, 0)
-	pods := factory.Core().V1().Pods()
-	nodes := factory.Core().V1().Nodes()
-	podLister, nodeLister := pods.Lister(), nodes.Lister()
+	opts, client := env.opts, env.client
+	env.factory = informers.NewSharedInformerFactory(client, 0)
+	podLister := env.factory.Core().V1().Pods().Lister()
+	nodeLister := env.factory.Core().V1().Nodes().Lister()
 
 	cloud, err := buildCloudProvider(ctx, client, opts)
 	if err != nil {
@@ -93,11 +111,15 @@ func runLoops(ctx context.Context, client kubernetes.Interface, opts *config.Opt
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
+	env.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
 
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+	runPodLoop, err := newPodLoop(env)
+	if err != nil {
+		return err
+	}
+	env.factory.Start(ctx.Done())
+	defer env.factory.Shutdown()
+	for typ, ok := range env.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok && ctx.Err() == nil {
 			return fmt.Errorf("informer for %v did not sync", typ)
 		}
@@ -109,14 +131,19 @@ func runLoops(ctx context.Context, client kubernetes.Interface, opts *config.Opt
 		Cloud:        cloud,
 		Pods:         podLister,
 		Nodes:        nodeLister,
-		Recorder:     recorder,
-		Metrics:      metrics,
+		Recorder:     env.recorder,
+		Metrics:      env.nodeMetrics,
 		Strategy:     expander.Random{Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))},
 		ScanInterval: opts.ScanInterval,
 	})
-	h.setActivitySource(loop.LastActivity)
-	defer h.clearActivitySource()
+	env.health.setActivitySource(loop.LastActivity)
+	defer env.health.clearActivitySource()
 	logger.Info("Loops starting", "cloudProvider", cloud.Name(), "nodeGroups", len(cloud.NodeGroups()))
+	var wg sync.WaitGroup
+	if runPodLoop != nil {
+		wg.Go(func() { runPodLoop(ctx) })
+	}
 	loop.Run(ctx)
+	wg.Wait()
 	return nil
 }
