@@ -1,0 +1,204 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+)
+
+// GroupCheck is a pod group with its PreFilter state and what is needed to
+// walk nodes quickly: the requests for a cheap resource pre-check, and
+// whether a node that rejected one pod of the group rejects every later one.
+type GroupCheck struct {
+	*PodCheck
+	Group *PodGroup
+	req   *framework.Resource
+	// monotone is true when placing pods only ever makes nodes less
+	// suitable for the group (no topology spread, no required pod
+	// affinity), so a scan can resume where the last pod fitted.
+	monotone bool
+	// spread is true when the group has topology spread constraints.
+	spread bool
+}
+
+// CheckGroup runs PreFilter for a group's representative.
+func (c *Checker) CheckGroup(ctx context.Context, g *PodGroup) (*GroupCheck, error) {
+	pc, err := c.PreFilter(ctx, g.Representative())
+	if err != nil {
+		return nil, err
+	}
+	res := pc.Info.CalculateResource().Resource.(*framework.Resource)
+	pod := g.Representative()
+	spread := len(pod.Spec.TopologySpreadConstraints) > 0
+	affinity := pod.Spec.Affinity != nil && pod.Spec.Affinity.PodAffinity != nil &&
+		len(pod.Spec.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+	return &GroupCheck{PodCheck: pc, Group: g, req: res, monotone: !spread && !affinity, spread: spread}, nil
+}
+
+// Requests are the group's pod's effective cpu (millicores) and memory
+// (bytes) requests, as the scheduler computes them.
+func (gc *GroupCheck) Requests() (milliCPU, memory int64) { return gc.req.MilliCPU, gc.req.Memory }
+
+// ResourcesFit is a cheap pre-check: false only when the node surely lacks
+// cpu, memory, ephemeral storage, a pod slot or an extended resource for
+// the pod. Nodes that pass still go through every Filter plugin.
+func (gc *GroupCheck) ResourcesFit(ni fwk.NodeInfo) bool {
+	n, ok := ni.(*framework.NodeInfo)
+	if !ok {
+		return true
+	}
+	if len(n.Pods)+1 > n.Allocatable.AllowedPodNumber {
+		return false
+	}
+	r := gc.req
+	if n.Requested.MilliCPU+r.MilliCPU > n.Allocatable.MilliCPU && r.MilliCPU > 0 ||
+		n.Requested.Memory+r.Memory > n.Allocatable.Memory && r.Memory > 0 ||
+		n.Requested.EphemeralStorage+r.EphemeralStorage > n.Allocatable.EphemeralStorage && r.EphemeralStorage > 0 {
+		return false
+	}
+	for name, v := range r.ScalarResources {
+		if v > 0 && n.Requested.ScalarResources[name]+v > n.Allocatable.ScalarResources[name] {
+			return false
+		}
+	}
+	return true
+}
+
+// Fits checks the group's pod against one node: the pre-check, then the
+// Filter plugins. It returns nil when the pod fits.
+func (c *Checker) Fits(ctx context.Context, gc *GroupCheck, ni fwk.NodeInfo) *fwk.Status {
+	if gc.Status != nil {
+		return gc.Status
+	}
+	if !gc.ResourcesFit(ni) {
+		return fwk.NewStatus(fwk.Unschedulable, "Insufficient resources")
+	}
+	return c.Filter(ctx, gc.PodCheck, ni)
+}
+
+// Cursor walks a node list for one group, remembering where the last pod
+// fitted.
+type Cursor struct {
+	pos int
+}
+
+// MoveTo makes the next search start at node index i.
+func (c *Cursor) MoveTo(i int) { c.pos = i }
+
+// FindNode returns the index in nodes of a node the group's next pod fits
+// on, or -1. Monotone groups resume from the cursor; others wrap around
+// once, because placing pods elsewhere can make an earlier node fit again.
+func (c *Checker) FindNode(ctx context.Context, gc *GroupCheck, nodes []fwk.NodeInfo, cur *Cursor) int {
+	n := len(nodes)
+	limit := n - cur.pos
+	if !gc.monotone {
+		limit = n
+	}
+	for i := 0; i < limit; i++ {
+		idx := (cur.pos + i) % n
+		if c.Fits(ctx, gc, nodes[idx]).IsSuccess() {
+			cur.pos = idx
+			return idx
+		}
+	}
+	if gc.monotone {
+		cur.pos = n
+	}
+	return -1
+}
+
+// PlaceGroup places as many of pods (pods of gc's group) as fit on nodes (a
+// subset of the snapshot's nodes), binding them in the snapshot. It returns
+// the placements and the pods that did not fit, in order. For a monotone
+// group the first pod that does not fit ends the search: the rest are
+// equivalent.
+func (c *Checker) PlaceGroup(ctx context.Context, gc *GroupCheck, pods []*corev1.Pod, nodes []fwk.NodeInfo) (placed []Placed, unplaced []*corev1.Pod, err error) {
+	if len(nodes) == 0 || gc.Status != nil {
+		return nil, pods, nil
+	}
+	var cur Cursor
+	for i, p := range pods {
+		idx := c.FindNode(ctx, gc, nodes, &cur)
+		if idx < 0 {
+			if gc.monotone {
+				return placed, append(unplaced, pods[i:]...), nil
+			}
+			unplaced = append(unplaced, p)
+			continue
+		}
+		pl, err := c.Place(ctx, gc.PodCheck, p, nodes[idx].Node().Name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("place pod group %s: %w", gc.Group.Key, err)
+		}
+		placed = append(placed, pl)
+	}
+	return placed, unplaced, nil
+}
+
+// Placed is a pod bound in the snapshot during a simulation, remembered so
+// other groups' PreFilter states can be brought up to date.
+type Placed struct {
+	Info fwk.PodInfo
+	Node string
+}
+
+// statefulPlugins keep per-pod PreFilter state that depends on the pods
+// already placed.
+var statefulPlugins = []string{names.InterPodAffinity, names.PodTopologySpread}
+
+// stateful reports whether the group's PreFilter state depends on placed
+// pods (it has pod affinity or topology spread to evaluate).
+func (gc *GroupCheck) stateful() bool {
+	skip := gc.state.GetSkipFilterPlugins()
+	for _, name := range statefulPlugins {
+		if !skip.Has(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// CatchUp returns a check of the group valid for the snapshot after placed
+// were bound (since the group's PreFilter ran), which the caller may use to
+// place pods without changing gc. A group without pod affinity or topology
+// spread is returned as is (placing its pods changes no state), unless a
+// placed pod has required anti-affinity, which may now reject it: then
+// PreFilter runs again. Otherwise the state is cloned and the placed pods
+// are added to it, which costs far less than a new PreFilter over every pod
+// of the cluster.
+func (c *Checker) CatchUp(ctx context.Context, gc *GroupCheck, placed []Placed) (*GroupCheck, error) {
+	if gc.Status != nil {
+		return gc, nil
+	}
+	if !gc.stateful() {
+		for _, p := range placed {
+			if hasRequiredAntiAffinity(p.Info.GetPod()) {
+				return c.CheckGroup(ctx, gc.Group)
+			}
+		}
+		return gc, nil
+	}
+	pc := *gc.PodCheck
+	pc.state = gc.state.Clone().(*framework.CycleState)
+	for _, p := range placed {
+		ni := c.snapshot.NodeInfo(p.Node)
+		if ni == nil {
+			continue
+		}
+		if st := c.fw.RunPreFilterExtensionAddPod(ctx, pc.state, pc.Pod, p.Info, ni); !st.IsSuccess() {
+			return nil, fmt.Errorf("update scheduling state of pod group %s: %w", gc.Group.Key, st.AsError())
+		}
+	}
+	out := *gc
+	out.PodCheck = &pc
+	return &out, nil
+}
+
+func hasRequiredAntiAffinity(p *corev1.Pod) bool {
+	a := p.Spec.Affinity
+	return a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+}
