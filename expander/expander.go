@@ -1,5 +1,9 @@
 // Package expander chooses which node group to grow when several could help
-// the pending pods.
+// the pending pods. Each strategy keeps the options it likes best; a chain
+// of strategies narrows them down, and random breaks the last tie.
+//
+// Strategies are pure functions over the options and a Context of plain
+// data gathered by the node loop (zone sizes, prices, priorities).
 package expander
 
 import (
@@ -18,19 +22,60 @@ type Option struct {
 	Template *corev1.Node
 }
 
-// Strategy keeps the options it likes best. It never returns an empty list
-// for a non-empty input.
-type Strategy interface {
-	BestOptions(options []Option) []Option
+// Context is what strategies may consult besides the options.
+type Context struct {
+	// ZoneNodes counts the cluster's nodes (registered and upcoming) per
+	// zone, for topology-balance.
+	ZoneNodes map[string]int
+	// RequestedCPUPerGiB is the cpu (in cores) per GiB of memory requested
+	// by all scheduled pods, for priority-ratio. 0 means unknown.
+	RequestedCPUPerGiB float64
+	// Priorities is the priority expander's configuration; nil when there
+	// is none (or it is broken).
+	Priorities *Priorities
+	// NodePrices is each group's price per node-hour, for price.
+	NodePrices map[string]float64
+	// Rand breaks ties.
+	Rand *rand.Rand
 }
 
-// Random keeps one option, chosen uniformly.
-type Random struct{ Rand *rand.Rand }
+// Strategy keeps the options it likes best. Given a non-empty list it
+// returns a non-empty sublist.
+type Strategy interface {
+	Name() string
+	BestOptions(options []Option, ctx *Context) []Option
+}
 
-// BestOptions implements Strategy.
-func (r Random) BestOptions(options []Option) []Option {
-	if len(options) <= 1 {
+// keepBest returns the options whose score equals the best one, where
+// better(a, b) tells whether score a beats score b.
+func keepBest(options []Option, score func(Option) float64, better func(a, b float64) bool) []Option {
+	if len(options) == 0 {
 		return options
 	}
-	return []Option{options[r.Rand.IntN(len(options))]}
+	scores := make([]float64, len(options))
+	best := 0
+	for i, o := range options {
+		scores[i] = score(o)
+		if better(scores[i], scores[best]) {
+			best = i
+		}
+	}
+	var out []Option
+	for i, o := range options {
+		if !better(scores[best], scores[i]) && !better(scores[i], scores[best]) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func lower(a, b float64) bool  { return a < b-1e-9 }
+func higher(a, b float64) bool { return a > b+1e-9 }
+
+// zoneOf is the template's zone label.
+func zoneOf(o Option) string {
+	if o.Template == nil {
+		return ""
+	}
+	return o.Template.Labels[corev1.LabelTopologyZone]
 }
