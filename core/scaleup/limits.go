@@ -1,0 +1,65 @@
+package scaleup
+
+// Limits are the cluster-wide bounds of scale-ups.
+type Limits struct {
+	// MaxNodesTotal bounds the cluster's node count; 0 means no bound.
+	MaxNodesTotal int
+	// MaxNodesPerScaleUp bounds the nodes one decision adds; 0 means none.
+	MaxNodesPerScaleUp int
+	// MaxMilliCores and MaxMemoryBytes bound the cluster's total capacity;
+	// 0 means no bound.
+	MaxMilliCores  int64
+	MaxMemoryBytes int64
+	// Nodes, MilliCores and MemoryBytes are the cluster's totals now,
+	// upcoming nodes included.
+	Nodes       int
+	MilliCores  int64
+	MemoryBytes int64
+}
+
+// headroom is how many nodes group g may still add in this decision, and
+// the reason when that is what binds.
+func (d *decision) headroom(g Group) (int, string) {
+	// The target already counts the upcoming nodes.
+	n, why := g.Max-g.Target-d.planned[g.ID], ReasonMaxSize
+	lim := d.in.Limits
+	planned, cores, mem := d.plannedTotals()
+	bound := func(limit int, reason string) {
+		if limit < n {
+			n, why = limit, reason
+		}
+	}
+	if lim.MaxNodesPerScaleUp > 0 {
+		bound(lim.MaxNodesPerScaleUp-planned, ReasonMaxPerScaleUp)
+	}
+	if lim.MaxNodesTotal > 0 {
+		bound(lim.MaxNodesTotal-lim.Nodes-planned, ReasonMaxNodesTotal)
+	}
+	nodeCores, nodeMem := templateCapacity(g)
+	if lim.MaxMilliCores > 0 && nodeCores > 0 {
+		bound(int((lim.MaxMilliCores-lim.MilliCores-cores)/nodeCores), ReasonMaxCores)
+	}
+	if lim.MaxMemoryBytes > 0 && nodeMem > 0 {
+		bound(int((lim.MaxMemoryBytes-lim.MemoryBytes-mem)/nodeMem), ReasonMaxMemory)
+	}
+	return n, why
+}
+
+func (d *decision) plannedTotals() (nodes int, milliCores, memory int64) {
+	for id, n := range d.planned {
+		g := d.groupByID(id)
+		c, m := templateCapacity(*g)
+		nodes += n
+		milliCores += int64(n) * c
+		memory += int64(n) * m
+	}
+	return nodes, milliCores, memory
+}
+
+func templateCapacity(g Group) (milliCores, memory int64) {
+	c := g.Template.Node.Status.Capacity
+	if len(c) == 0 {
+		c = g.Template.Node.Status.Allocatable
+	}
+	return c.Cpu().MilliValue(), c.Memory().Value()
+}

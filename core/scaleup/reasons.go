@@ -1,0 +1,68 @@
+package scaleup
+
+import (
+	"strings"
+
+	"github.com/tidal-autoscaler/tidal/estimator"
+	"github.com/tidal-autoscaler/tidal/simulator"
+)
+
+// reasons records, per pod group and node group, why the node group does
+// not help the pods; the latest round wins.
+type reasons struct {
+	byGroup map[*simulator.PodGroup]map[string]string
+}
+
+func newReasons() *reasons { return &reasons{byGroup: map[*simulator.PodGroup]map[string]string{}} }
+
+func (r *reasons) set(g *simulator.PodGroup, nodeGroup, reason string) {
+	m := r.byGroup[g]
+	if m == nil {
+		m = map[string]string{}
+		r.byGroup[g] = m
+	}
+	m[nodeGroup] = reason
+}
+
+func (r *reasons) all(work []estimator.Work, nodeGroup, reason string) {
+	for _, w := range work {
+		r.set(w.Check.Group, nodeGroup, reason)
+	}
+}
+
+// fromEstimate records why pods of work were left out of est: rejected by
+// the scheduler on an empty template node, stopped by the limit (limitWhy),
+// or by the deadline.
+func (r *reasons) fromEstimate(work []estimator.Work, nodeGroup string, est *estimator.Estimate, limitWhy string) {
+	helped := map[*simulator.PodGroup]int{}
+	in := map[string]bool{}
+	for _, p := range est.Pods {
+		in[podKey(p)] = true
+	}
+	for _, w := range work {
+		for _, p := range w.Pods {
+			if in[podKey(p)] {
+				helped[w.Check.Group]++
+			}
+		}
+		switch {
+		case est.Rejected[w.Check.Group] != nil:
+			r.set(w.Check.Group, nodeGroup, strings.Join(est.Rejected[w.Check.Group].Reasons(), ", "))
+		case helped[w.Check.Group] == len(w.Pods):
+			delete(r.byGroup[w.Check.Group], nodeGroup)
+		case est.TimedOut:
+			r.set(w.Check.Group, nodeGroup, ReasonTimedOut)
+		default:
+			r.set(w.Check.Group, nodeGroup, limitWhy)
+		}
+	}
+}
+
+// of counts a pod group's reasons over node groups.
+func (r *reasons) of(g *simulator.PodGroup) map[string]int {
+	out := map[string]int{}
+	for _, reason := range r.byGroup[g] {
+		out[reason]++
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package scaleup
+
+import (
+	"context"
+
+	"github.com/tidal-autoscaler/tidal/estimator"
+	"github.com/tidal-autoscaler/tidal/expander"
+)
+
+// Reasons a node group gives a pod group it cannot help, besides the
+// scheduler's own.
+const (
+	ReasonMaxSize       = "max node group size reached"
+	ReasonMaxNodesTotal = "max total nodes in cluster reached"
+	ReasonMaxCores      = "max cluster cpu limit reached"
+	ReasonMaxMemory     = "max cluster memory limit reached"
+	ReasonMaxPerScaleUp = "max nodes per scale-up reached"
+	ReasonTimedOut      = "estimate cut short by --max-binpacking-time"
+)
+
+// rounds makes scale-ups until no group helps the pods left: after each
+// one, its nodes and pods stay in the snapshot, so the next round sees the
+// cluster as it will be. Pods with hostname anti-affinity or zone spread
+// get every node they need in one decision this way.
+func (d *decision) rounds(ctx context.Context, remaining []pending) error {
+	reasons := newReasons()
+	for round := 0; round < d.in.MaxRounds && len(remaining) > 0; round++ {
+		if d.timedOut() {
+			break
+		}
+		work, err := d.checks(ctx, remaining)
+		if err != nil {
+			return err
+		}
+		estimates, err := d.estimateAll(ctx, work, reasons)
+		if err != nil {
+			return err
+		}
+		options := optionsFrom(estimates, d.in.Groups)
+		if len(options) == 0 {
+			break
+		}
+		decision := d.in.Chain.Choose(options, d.in.ExpanderContext)
+		ups, err := d.apply(ctx, decision, work, estimates)
+		if err != nil {
+			return err
+		}
+		if len(ups) == 0 {
+			break
+		}
+		d.plan.ScaleUps = append(d.plan.ScaleUps, ups...)
+		remaining = without(remaining, ups)
+	}
+	for _, r := range remaining {
+		d.plan.NoScaleUp = append(d.plan.NoScaleUp, NoScaleUp{Group: r.group, Reasons: reasons.of(r.group)})
+	}
+	return nil
+}
+
+// checks runs PreFilter for the groups left, against the snapshot as the
+// earlier rounds left it.
+func (d *decision) checks(ctx context.Context, remaining []pending) ([]estimator.Work, error) {
+	work := make([]estimator.Work, 0, len(remaining))
+	for _, r := range remaining {
+		gc, err := d.in.Checker.CheckGroup(ctx, r.group)
+		if err != nil {
+			return nil, err
+		}
+		work = append(work, estimator.Work{Check: gc, Pods: r.pods})
+	}
+	return work, nil
+}
+
+// estimateAll asks every group that may grow how many nodes it would add,
+// recording why the others cannot help.
+func (d *decision) estimateAll(ctx context.Context, work []estimator.Work, reasons *reasons) (map[string]*estimator.Estimate, error) {
+	out := map[string]*estimator.Estimate{}
+	for _, g := range d.in.Groups {
+		if g.Unavailable != "" {
+			reasons.all(work, g.ID, g.Unavailable)
+			continue
+		}
+		maxNodes, why := d.headroom(g)
+		if maxNodes <= 0 {
+			reasons.all(work, g.ID, why)
+			continue
+		}
+		est, err := estimator.Binpack(ctx, d.in.Checker, g.Template, work,
+			estimator.Limits{MaxNodes: maxNodes, Deadline: d.in.Deadline, Now: d.in.Now}, false)
+		if err != nil {
+			return nil, err
+		}
+		reasons.fromEstimate(work, g.ID, est, why)
+		if est.NodeCount > 0 {
+			out[g.ID] = est
+		}
+	}
+	return out, nil
+}
+
+func optionsFrom(estimates map[string]*estimator.Estimate, groups []Group) []expander.Option {
+	var options []expander.Option
+	for _, g := range groups {
+		est, ok := estimates[g.ID]
+		if !ok {
+			continue
+		}
+		options = append(options, expander.Option{
+			NodeGroup: g.ID, NodeCount: est.NodeCount, Pods: est.Pods, Template: g.Template.Node,
+		})
+	}
+	return options
+}
+
+// without drops the pods the scale-ups help.
+func without(remaining []pending, ups []ScaleUp) []pending {
+	helped := map[string]bool{}
+	for _, u := range ups {
+		for _, p := range u.Pods {
+			helped[podKey(p)] = true
+		}
+	}
+	var out []pending
+	for _, r := range remaining {
+		var left pending
+		left.group = r.group
+		for _, p := range r.pods {
+			if !helped[podKey(p)] {
+				left.pods = append(left.pods, p)
+			}
+		}
+		if len(left.pods) > 0 {
+			out = append(out, left)
+		}
+	}
+	return out
+}
+
+// groupByID finds a group of the input.
+func (d *decision) groupByID(id string) *Group {
+	for i := range d.in.Groups {
+		if d.in.Groups[i].ID == id {
+			return &d.in.Groups[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+// Package scaleup decides scale-ups: which pending pods the cluster cannot
+// place, which node groups would help them, which group to grow and by how
+// many nodes. Decide is a pure function of its input (the snapshot it
+// changes is restored before it returns); the node loop gathers the input
+// and carries the plan out.
+package scaleup
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tidal-autoscaler/tidal/expander"
+	"github.com/tidal-autoscaler/tidal/simulator"
+)
+
+// Group is a node group as the decision sees it.
+type Group struct {
+	ID       string
+	Template *simulator.NodeTemplate
+	Min, Max int
+	// Target is the cloud's target size; Upcoming counts requested nodes
+	// not yet registered and Ready (they count as template copies).
+	Target, Upcoming int
+	// Unavailable, when set, says why the group may not grow now (backed
+	// off, health); it is reported to the pods it could have helped.
+	Unavailable string
+}
+
+// Input is everything a scale-up decision needs.
+type Input struct {
+	// Checker holds the snapshot: ready nodes and the pods bound to them.
+	Checker *simulator.Checker
+	// Pending are the unschedulable pods, grouped, most important first.
+	Pending []*simulator.PodGroup
+	Groups  []Group
+	Limits  Limits
+	Chain   *expander.Chain
+	// ExpanderContext is passed to the expander chain.
+	ExpanderContext *expander.Context
+	// BalanceSimilar splits a scale-up across groups alike but for zone.
+	BalanceSimilar bool
+	// BalancingIgnoredLabels are label keys ignored when comparing groups,
+	// besides the built-in ones.
+	BalancingIgnoredLabels []string
+	// MaxRounds bounds how many scale-ups one decision makes; 0 means 10.
+	MaxRounds int
+	// Deadline bounds the whole decision; zero means none. Now reads the
+	// clock (nil: time.Now).
+	Deadline time.Time
+	Now      func() time.Time
+}
+
+// Plan is a decision.
+type Plan struct {
+	ScaleUps []ScaleUp
+	// FitExisting counts pending pods that fit on existing or upcoming nodes.
+	FitExisting int
+	// NoScaleUp lists the pod groups no group can help, with why.
+	NoScaleUp []NoScaleUp
+	// Skipped counts pods not considered because the deadline passed.
+	Skipped int
+	// Timings of the phases.
+	Timings Timings
+}
+
+// ScaleUp grows one group.
+type ScaleUp struct {
+	Group     string
+	From, To  int
+	Max       int
+	Pods      []*corev1.Pod
+	Decision  expander.Decision
+	Balanced  bool
+	Estimates []EstimateSummary
+}
+
+// EstimateSummary is what one node group's estimate offered.
+type EstimateSummary struct {
+	Group     string
+	NodeCount int
+	Pods      int
+}
+
+// NoScaleUp is a pod group no node group can help, with the reasons per
+// node group, counted (reason → number of node groups).
+type NoScaleUp struct {
+	Group   *simulator.PodGroup
+	Reasons map[string]int
+}
+
+// Timings are the durations of the decision's phases.
+type Timings struct {
+	FilterSchedulable time.Duration
+	Estimate          time.Duration
+	Total             time.Duration
+}
+
+// Helped returns, per pod UID, the group that will run it.
+func (p *Plan) Helped() map[types.UID]string {
+	out := map[types.UID]string{}
+	for _, s := range p.ScaleUps {
+		for _, pod := range s.Pods {
+			out[pod.UID] = s.Group
+		}
+	}
+	return out
+}
+
+// Decide makes the scale-up decision. The snapshot is restored before it
+// returns.
+func Decide(ctx context.Context, in Input) (*Plan, error) {
+	if in.Now == nil {
+		in.Now = time.Now
+	}
+	if in.MaxRounds == 0 {
+		in.MaxRounds = 10
+	}
+	d := &decision{in: in, plan: &Plan{}, start: in.Now(), planned: map[string]int{}}
+	snap := in.Checker.Snapshot()
+	snap.Fork()
+	defer snap.Revert()
+	if err := d.addUpcoming(); err != nil {
+		return nil, err
+	}
+	remaining, err := d.filterSchedulable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.plan.Timings.FilterSchedulable = in.Now().Sub(d.start)
+	if err := d.rounds(ctx, remaining); err != nil {
+		return nil, err
+	}
+	d.plan.Timings.Total = in.Now().Sub(d.start)
+	d.plan.Timings.Estimate = d.plan.Timings.Total - d.plan.Timings.FilterSchedulable
+	return d.plan, nil
+}
+
+type decision struct {
+	in    Input
+	plan  *Plan
+	start time.Time
+	// planned counts nodes added to each group by this decision.
+	planned map[string]int
+}
+
+func (d *decision) timedOut() bool {
+	return !d.in.Deadline.IsZero() && d.in.Now().After(d.in.Deadline)
+}
+
+// addUpcoming puts a template copy in the snapshot for every requested node
+// that has not registered yet, so pods that will fit there ask for nothing.
+func (d *decision) addUpcoming() error {
+	snap := d.in.Checker.Snapshot()
+	for _, g := range d.in.Groups {
+		for i := 0; i < g.Upcoming; i++ {
+			if _, err := g.Template.AddCopy(snap, fmt.Sprintf("upcoming-%s-%d", g.ID, i)); err != nil {
+				return fmt.Errorf("node group %s: upcoming node: %w", g.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// pending is a pod group with the pods still to place.
+type pending struct {
+	group *simulator.PodGroup
+	pods  []*corev1.Pod
+}
+
+// filterSchedulable places pending pods on the free capacity of existing
+// and upcoming nodes, keeping them there for the rest of the decision, and
+// returns what is left.
+func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
+	c := d.in.Checker
+	var remaining []pending
+	for i, g := range d.in.Pending {
+		if d.timedOut() {
+			d.skip(d.in.Pending[i:])
+			break
+		}
+		gc, err := c.CheckGroup(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		placed, unplaced, err := c.PlaceGroup(ctx, gc, g.Pods, c.Snapshot().Infos())
+		if err != nil {
+			return nil, err
+		}
+		d.plan.FitExisting += len(placed)
+		if len(unplaced) > 0 {
+			remaining = append(remaining, pending{group: g, pods: unplaced})
+		}
+	}
+	return remaining, nil
+}
+
+func (d *decision) skip(groups []*simulator.PodGroup) {
+	for _, g := range groups {
+		d.plan.Skipped += len(g.Pods)
+	}
+}
+
+// podKey identifies a pod within a decision.
+func podKey(p *corev1.Pod) string { return string(p.UID) + "/" + p.Namespace + "/" + p.Name }
