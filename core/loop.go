@@ -1,214 +1,225 @@
-// Package core is the node loop: every scan interval it looks at pending
-// pods and node groups, decides, and asks the cloud provider to act.
+// Package core is the node loop: every scan interval, and at once when pods
+// become unschedulable, it looks at pending pods and node groups, decides,
+// and asks the cloud provider to act.
 //
-// Decisions are pure functions over plain data (PlanScaleUp); this package
-// gathers that data from informers and the cloud, and carries decisions out.
+// Decisions are made by pure functions over plain data (scaleup.Decide over
+// a simulator snapshot); this package gathers that data from informers and
+// the cloud, keeps the cluster state between iterations, and carries
+// decisions out: cloud calls, events, the status ConfigMap and metrics.
 package core
 
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/expander"
+	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
-// Config is what the node loop needs to run.
+// Config is what the node loop is built from.
 type Config struct {
-	Cloud        cloudprovider.CloudProvider
-	Pods         corelisters.PodLister
-	Nodes        corelisters.NodeLister
-	Recorder     record.EventRecorder
-	Metrics      *Metrics
-	Strategy     expander.Strategy
-	Clock        clock.Clock
-	ScanInterval time.Duration
-	// RunTimeout bounds one iteration. An iteration that started is not
-	// cancelled by shutdown: it finishes (or times out) so that no request
-	// is left half-made.
-	RunTimeout time.Duration
+	Cloud   cloudprovider.CloudProvider
+	Client  kubernetes.Interface
+	Factory informers.SharedInformerFactory
+	// Recorder records events on pods, nodes and tidal's ConfigMaps.
+	Recorder record.EventRecorder
+	Metrics  *Metrics
+	Clock    clock.WithTicker
+	Options  Options
 }
 
 // NodeLoop is the cluster autoscaling loop.
 type NodeLoop struct {
-	cfg          Config
+	cfg   Config
+	opts  Options
+	clock clock.WithTicker
+	chain *expander.Chain
+
+	pods       corelisters.PodLister
+	nodes      corelisters.NodeLister
+	daemonSets appslisters.DaemonSetLister
+	configMaps *configMapSource
+
+	live    *liveSnapshot
+	checker *simulator.Checker
+	keys    *simulator.EquivalenceKeys
+	state   *clusterstate.Tracker
+	events  *eventDeduper
+	status  *statusWriter
+	prio    *priorityConfig
+
+	trigger      chan struct{}
 	lastActivity atomic.Int64
+	fairness     int
+	rnd          *rand.Rand
 }
 
-// NewNodeLoop makes a node loop; Run starts it.
-func NewNodeLoop(cfg Config) *NodeLoop {
+// NewNodeLoop builds the loop and registers its informers on cfg.Factory,
+// which the caller starts.
+func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	if cfg.RunTimeout == 0 {
-		cfg.RunTimeout = 5 * time.Minute
+	chain, err := expander.ParseChain(cfg.Options.Expander)
+	if err != nil {
+		return nil, err
 	}
-	l := &NodeLoop{cfg: cfg}
+	l := &NodeLoop{
+		cfg: cfg, opts: cfg.Options, clock: cfg.Clock, chain: chain,
+		live: newLiveSnapshot(), keys: simulator.NewEquivalenceKeys(),
+		state:   clusterstate.New(cfg.Options.ClusterState),
+		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
+		trigger: make(chan struct{}, 1),
+		rnd:     rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
+	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
-	return l
+	pods := cfg.Factory.Core().V1().Pods()
+	nodes := cfg.Factory.Core().V1().Nodes()
+	l.pods, l.nodes = pods.Lister(), nodes.Lister()
+	l.daemonSets = cfg.Factory.Apps().V1().DaemonSets().Lister()
+	if _, err := pods.Informer().AddEventHandler(l.live.podHandler()); err != nil {
+		return nil, fmt.Errorf("pod informer: %w", err)
+	}
+	if _, err := pods.Informer().AddEventHandler(l.unschedulableHandler()); err != nil {
+		return nil, fmt.Errorf("pod informer: %w", err)
+	}
+	if _, err := nodes.Informer().AddEventHandler(l.live.nodeHandler()); err != nil {
+		return nil, fmt.Errorf("node informer: %w", err)
+	}
+	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace)
+	l.prio = newPriorityConfig(l.configMaps, l.events)
+	l.status = newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)
+	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, cfg.Factory, cfg.Client); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
-// LastActivity is when the loop last completed an iteration (or started).
+// LastActivity is when the loop last finished an iteration (or started).
 func (l *NodeLoop) LastActivity() time.Time { return time.Unix(0, l.lastActivity.Load()) }
 
-// Run runs an iteration every scan interval until ctx ends. It returns
-// after the iteration in progress, if any, has finished.
+// Trigger asks for an iteration as soon as possible.
+func (l *NodeLoop) Trigger() {
+	select {
+	case l.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// unschedulableHandler triggers an iteration when a pod becomes
+// unschedulable.
+func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok && IsUnschedulable(p) {
+				l.Trigger()
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*corev1.Pod)
+			n, ok2 := newObj.(*corev1.Pod)
+			if ok1 && ok2 && IsUnschedulable(n) && !IsUnschedulable(o) {
+				l.Trigger()
+			}
+		},
+	}
+}
+
+// Run runs iterations every scan interval, and soon after a pod becomes
+// unschedulable, until ctx ends. It returns after the iteration in
+// progress, if any, has finished.
 func (l *NodeLoop) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
-	logger.Info("Node loop started", "scanInterval", l.cfg.ScanInterval)
+	if err := l.configMaps.start(ctx); err != nil {
+		logger.Error(err, "ConfigMap informer did not start; the priority expander falls back to the next strategy")
+	}
+	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.chain.Names())
 	defer logger.Info("Node loop stopped")
+	timer := l.clock.NewTimer(0)
+	defer timer.Stop()
 	for {
-		l.runIteration(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-l.cfg.Clock.After(l.cfg.ScanInterval):
+		case <-timer.C():
+		case <-l.trigger:
+			if !l.debounce(ctx) {
+				return
+			}
+		}
+		l.runIteration(ctx)
+		timer.Reset(l.opts.ScanInterval)
+	}
+}
+
+// debounce waits for a burst of triggers to settle: until none came for
+// Debounce, or DebounceMax passed since the first. It reports false when
+// ctx ended meanwhile.
+func (l *NodeLoop) debounce(ctx context.Context) bool {
+	if l.opts.Debounce <= 0 {
+		return true
+	}
+	deadline := l.clock.After(l.opts.DebounceMax)
+	quiet := l.clock.NewTimer(l.opts.Debounce)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline:
+			return true
+		case <-quiet.C():
+			return true
+		case <-l.trigger:
+			quiet.Reset(l.opts.Debounce)
 		}
 	}
 }
 
 func (l *NodeLoop) runIteration(ctx context.Context) {
-	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.RunTimeout)
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.opts.RunTimeout)
 	defer cancel()
 	if err := l.RunOnce(runCtx); err != nil {
 		klog.FromContext(ctx).Error(err, "Node loop iteration failed")
 	}
 }
 
-// RunOnce is one iteration: refresh the cloud, look at pending pods, grow a
-// group if that helps them.
+// RunOnce is one iteration.
 func (l *NodeLoop) RunOnce(ctx context.Context) error {
-	start := l.cfg.Clock.Now()
+	start := l.clock.Now()
 	defer func() {
-		l.cfg.Metrics.LoopDuration.WithLabelValues("main").Observe(l.cfg.Clock.Since(start).Seconds())
-		l.lastActivity.Store(l.cfg.Clock.Now().UnixNano())
-		l.cfg.Metrics.LastActivity.WithLabelValues("main").Set(float64(l.cfg.Clock.Now().Unix()))
+		l.cfg.Metrics.observe("main", l.clock.Since(start))
+		l.lastActivity.Store(l.clock.Now().UnixNano())
+		l.cfg.Metrics.LastActivity.WithLabelValues("main").Set(float64(l.clock.Now().Unix()))
 	}()
-	if err := l.cfg.Cloud.Refresh(); err != nil {
-		l.cfg.Metrics.Errors.WithLabelValues("cloudProviderError").Inc()
-		return fmt.Errorf("refresh cloud provider: %w", err)
-	}
-	state, err := l.observe()
+	obs, err := l.observe(ctx)
 	if err != nil {
-		l.cfg.Metrics.Errors.WithLabelValues("apiCallError").Inc()
+		l.cfg.Metrics.Errors.WithLabelValues(errorType(err)).Inc()
 		return err
 	}
-	l.cfg.Metrics.UnschedulablePods.Set(float64(len(state.pending)))
-	if len(state.pending) == 0 {
+	health := l.updateClusterState(ctx, obs)
+	report := &iterationReport{observation: obs, health: health}
+	defer func() { l.publish(ctx, report) }()
+	if !health.Healthy {
+		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
 		return nil
 	}
-	plan := PlanScaleUp(state.pending, state.readyNodes, state.groups, l.cfg.Strategy)
-	if plan.Option == nil {
-		klog.FromContext(ctx).V(2).Info("No scale-up", "pending", len(state.pending), "reason", plan.Reason)
-		return nil
-	}
-	return l.scaleUp(ctx, state, *plan.Option)
+	return l.scaleUp(ctx, obs, report)
 }
 
-// scaleUp asks the cloud for the option's nodes and tells the pods.
-func (l *NodeLoop) scaleUp(ctx context.Context, state *clusterState, opt expander.Option) error {
-	group := state.groupByID[opt.NodeGroup]
-	g := state.group(opt.NodeGroup)
-	logger := klog.FromContext(ctx)
-	logger.Info("Scaling up", "nodeGroup", opt.NodeGroup, "from", g.Target, "to", g.Target+opt.NodeCount, "pods", len(opt.Pods))
-	if err := group.IncreaseSize(opt.NodeCount); err != nil {
-		l.cfg.Metrics.FailedScaleUps.WithLabelValues(opt.NodeGroup, "cloudProviderError").Inc()
-		for _, p := range opt.Pods {
-			l.cfg.Recorder.Eventf(p, corev1.EventTypeWarning, "FailedScaleUp", "scale-up of node group %s failed: %v", opt.NodeGroup, err)
-		}
-		return fmt.Errorf("increase node group %s by %d: %w", opt.NodeGroup, opt.NodeCount, err)
-	}
-	l.cfg.Metrics.ScaledUpNodes.WithLabelValues(opt.NodeGroup).Add(float64(opt.NodeCount))
-	l.cfg.Metrics.LastActivity.WithLabelValues("scaleUp").Set(float64(l.cfg.Clock.Now().Unix()))
-	msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", opt.NodeGroup, g.Target, g.Target+opt.NodeCount, g.Max)
-	for _, p := range opt.Pods {
-		l.cfg.Recorder.Event(p, corev1.EventTypeNormal, "TriggeredScaleUp", msg)
-	}
-	return nil
-}
-
-// clusterState is one iteration's view of the cluster and the cloud.
-type clusterState struct {
-	pending    []*corev1.Pod
-	readyNodes []NodeState
-	groups     []GroupState
-	groupByID  map[string]cloudprovider.NodeGroup
-}
-
-func (s *clusterState) group(id string) GroupState {
-	for _, g := range s.groups {
-		if g.ID == id {
-			return g
-		}
-	}
-	return GroupState{}
-}
-
-func (l *NodeLoop) observe() (*clusterState, error) {
-	pods, err := l.cfg.Pods.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	nodes, err := l.cfg.Nodes.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	s := &clusterState{groupByID: map[string]cloudprovider.NodeGroup{}}
-	byNode := map[string][]*corev1.Pod{}
-	for _, p := range pods {
-		if IsUnschedulable(p) {
-			s.pending = append(s.pending, p)
-		} else if p.Spec.NodeName != "" {
-			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
-		}
-	}
-	readyIDs := map[string]bool{}
-	for _, n := range nodes {
-		if IsNodeReady(n) && !n.Spec.Unschedulable {
-			s.readyNodes = append(s.readyNodes, NodeState{Node: n, Pods: byNode[n.Name]})
-			readyIDs[n.Spec.ProviderID] = true
-		}
-	}
-	for _, g := range l.cfg.Cloud.NodeGroups() {
-		gs, err := groupState(g, readyIDs)
-		if err != nil {
-			return nil, err
-		}
-		s.groups = append(s.groups, gs)
-		s.groupByID[g.Id()] = g
-		l.cfg.Metrics.NodeGroupTargetSize.WithLabelValues(g.Id()).Set(float64(gs.Target))
-	}
-	return s, nil
-}
-
-func groupState(g cloudprovider.NodeGroup, readyIDs map[string]bool) (GroupState, error) {
-	target, err := g.TargetSize()
-	if err != nil {
-		return GroupState{}, fmt.Errorf("node group %s: target size: %w", g.Id(), err)
-	}
-	tmpl, err := g.TemplateNodeInfo()
-	if err != nil {
-		return GroupState{}, fmt.Errorf("node group %s: template node: %w", g.Id(), err)
-	}
-	instances, err := g.Nodes()
-	if err != nil {
-		return GroupState{}, fmt.Errorf("node group %s: instances: %w", g.Id(), err)
-	}
-	upcoming := 0
-	for _, in := range instances {
-		if readyIDs[in.Id] || in.Status == nil || in.Status.ErrorInfo != nil || in.Status.State == cloudprovider.InstanceDeleting {
-			continue
-		}
-		upcoming++
-	}
-	return GroupState{ID: g.Id(), Template: tmpl.Node, Target: target, Max: g.MaxSize(), Upcoming: upcoming}, nil
-}
+func (l *NodeLoop) rand() *rand.Rand { return l.rnd }

@@ -1,55 +1,86 @@
 package core
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Metrics are the node loop's Prometheus metrics. Names follow Cluster
 // Autoscaler's, with the tidal_ prefix.
 type Metrics struct {
-	LoopDuration        *prometheus.HistogramVec
-	UnschedulablePods   prometheus.Gauge
-	ScaledUpNodes       *prometheus.CounterVec
-	FailedScaleUps      *prometheus.CounterVec
-	Errors              *prometheus.CounterVec
-	LastActivity        *prometheus.GaugeVec
-	NodeGroupTargetSize *prometheus.GaugeVec
+	FunctionDuration       *prometheus.HistogramVec
+	UnschedulablePods      *prometheus.GaugeVec
+	ClusterSafeToAutoscale prometheus.Gauge
+	Nodes                  *prometheus.GaugeVec
+	NodeGroups             prometheus.Gauge
+	NodeGroupSize          *prometheus.GaugeVec
+	NodeGroupBackoff       *prometheus.GaugeVec
+	ScaledUpNodes          *prometheus.CounterVec
+	ScaleUps               *prometheus.CounterVec
+	FailedScaleUps         *prometheus.CounterVec
+	Errors                 *prometheus.CounterVec
+	LastActivity           *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		LoopDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		FunctionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tidal_function_duration_seconds",
-			Help:    "Time taken by parts of the node loop.",
-			Buckets: []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+			Help:    "Time taken by the phases of the node loop (main is a whole iteration).",
+			Buckets: []float64{0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"function"}),
-		UnschedulablePods: prometheus.NewGauge(prometheus.GaugeOpts{
+		UnschedulablePods: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "tidal_unschedulable_pods_count",
-			Help: "Pods the scheduler marked unschedulable, at the last node-loop run.",
+			Help: "Unschedulable pods at the last iteration, by what the node loop made of them.",
+		}, []string{"reason"}),
+		ClusterSafeToAutoscale: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tidal_cluster_safe_to_autoscale",
+			Help: "1 when the cluster is healthy enough to scale, 0 when too many nodes are unready.",
 		}),
+		Nodes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tidal_nodes_count",
+			Help: "Registered nodes by state.",
+		}, []string{"state"}),
+		NodeGroups: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tidal_node_groups_count",
+			Help: "Node groups managed.",
+		}),
+		NodeGroupSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tidal_node_group_size",
+			Help: "Node group sizes: min, max, target, upcoming.",
+		}, []string{"node_group", "kind"}),
+		NodeGroupBackoff: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tidal_node_group_backoff_status",
+			Help: "1 while a node group is backed off after a failed scale-up.",
+		}, []string{"node_group"}),
 		ScaledUpNodes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidal_scaled_up_nodes_total",
 			Help: "Nodes requested by scale-ups.",
 		}, []string{"node_group"}),
+		ScaleUps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidal_scale_ups_total",
+			Help: "Scale-up requests made (one per node group per decision).",
+		}, []string{"node_group"}),
 		FailedScaleUps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidal_failed_scale_ups_total",
-			Help: "Scale-up requests the cloud refused or failed.",
+			Help: "Scale-ups that failed: the cloud refused, launches failed, or nodes did not come in time.",
 		}, []string{"node_group", "reason"}),
 		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidal_errors_total",
-			Help: "Node-loop runs that ended in an error, by the step that failed.",
+			Help: "Node-loop iterations that ended in an error, by kind.",
 		}, []string{"type"}),
 		LastActivity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "tidal_last_activity",
 			Help: "Unix time of the last node-loop activity of each kind.",
 		}, []string{"activity"}),
-		NodeGroupTargetSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "tidal_node_group_target_count",
-			Help: "Target size of each node group.",
-		}, []string{"node_group"}),
 	}
-	reg.MustRegister(m.LoopDuration, m.UnschedulablePods, m.ScaledUpNodes, m.FailedScaleUps, m.Errors,
-		m.LastActivity, m.NodeGroupTargetSize)
+	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
+		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
 	return m
+}
+
+func (m *Metrics) observe(function string, d time.Duration) {
+	m.FunctionDuration.WithLabelValues(function).Observe(d.Seconds())
 }

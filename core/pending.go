@@ -1,6 +1,8 @@
 package core
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -19,6 +21,31 @@ func IsUnschedulable(pod *corev1.Pod) bool {
 	return false
 }
 
+// defaultScheduler is the scheduler whose pods tidal scales for.
+const defaultScheduler = corev1.DefaultSchedulerName
+
+// IsPending reports whether pod waits for a node: unschedulable, or not yet
+// tried by the scheduler (no PodScheduled condition). Pods held by
+// scheduling gates, nominated to a node by preemption, or for another
+// scheduler are not pending here. Counting untried pods lets one decision
+// cover a burst the scheduler is still working through; the simulation
+// drops those that fit existing nodes.
+func IsPending(pod *corev1.Pod) bool {
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || isTerminal(pod) ||
+		len(pod.Spec.SchedulingGates) > 0 || pod.Status.NominatedNodeName != "" {
+		return false
+	}
+	if s := pod.Spec.SchedulerName; s != "" && s != defaultScheduler {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	return true
+}
+
 // IsNodeReady reports whether node's Ready condition is True.
 func IsNodeReady(node *corev1.Node) bool {
 	for _, c := range node.Status.Conditions {
@@ -32,4 +59,27 @@ func IsNodeReady(node *corev1.Node) bool {
 // isTerminal reports whether pod has finished and holds no resources.
 func isTerminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// podPriority is the pod's priority, 0 when unset.
+func podPriority(p *corev1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}
+
+// PodScaleUpDelayAnnotation overrides --new-pod-scale-up-delay for a pod,
+// as in Cluster Autoscaler.
+const PodScaleUpDelayAnnotation = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
+
+// scaleUpDelay is how old a pending pod must be before it may trigger a
+// scale-up. A malformed annotation falls back to the default.
+func scaleUpDelay(p *corev1.Pod, def time.Duration) time.Duration {
+	if v, ok := p.Annotations[PodScaleUpDelayAnnotation]; ok {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			return d
+		}
+	}
+	return def
 }

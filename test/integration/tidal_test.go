@@ -174,7 +174,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	poll(t, 10*time.Second, "node-loop metrics on /metrics", func(context.Context) (bool, error) {
 		code, body, err := get("/metrics")
 		return code == 200 && strings.Contains(body, `tidal_function_duration_seconds_count{function="main"}`) &&
-			strings.Contains(body, `tidal_node_group_target_count{node_group="hm-a"} 0`), err
+			strings.Contains(body, `tidal_node_group_size{kind="target",node_group="hm-a"} 0`), err
 	})
 }
 

@@ -3,9 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -21,7 +19,6 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
-	"github.com/tidal-autoscaler/tidal/expander"
 )
 
 // ComponentName is the event source and user agent of tidal.
@@ -99,8 +96,6 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	logger := klog.FromContext(ctx)
 	opts, client := env.opts, env.client
 	env.factory = informers.NewSharedInformerFactory(client, 0)
-	podLister := env.factory.Core().V1().Pods().Lister()
-	nodeLister := env.factory.Core().V1().Nodes().Lister()
 
 	cloud, err := buildCloudProvider(ctx, client, opts)
 	if err != nil {
@@ -113,6 +108,13 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	defer broadcaster.Shutdown()
 	env.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
 
+	loop, err := core.NewNodeLoop(ctx, core.Config{
+		Cloud: cloud, Client: client, Factory: env.factory, Recorder: env.recorder, Metrics: env.nodeMetrics,
+		Options: nodeLoopOptions(opts),
+	})
+	if err != nil {
+		return err
+	}
 	runPodLoop, err := newPodLoop(env)
 	if err != nil {
 		return err
@@ -127,15 +129,6 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	loop := core.NewNodeLoop(core.Config{
-		Cloud:        cloud,
-		Pods:         podLister,
-		Nodes:        nodeLister,
-		Recorder:     env.recorder,
-		Metrics:      env.nodeMetrics,
-		Strategy:     expander.Random{Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))},
-		ScanInterval: opts.ScanInterval,
-	})
 	env.health.setActivitySource(loop.LastActivity)
 	defer env.health.clearActivitySource()
 	logger.Info("Loops starting", "cloudProvider", cloud.Name(), "nodeGroups", len(cloud.NodeGroups()))
@@ -146,4 +139,22 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	loop.Run(ctx)
 	wg.Wait()
 	return nil
+}
+
+// nodeLoopOptions maps flags onto the node loop's options.
+func nodeLoopOptions(o *config.Options) core.Options {
+	n := core.DefaultOptions()
+	su := o.ScaleUp
+	n.Namespace, n.ScanInterval = o.Namespace, o.ScanInterval
+	n.Expander, n.MaxNodesTotal, n.MaxNodesPerScaleUp = su.Expander, su.MaxNodesTotal, su.MaxNodesPerScaleUp
+	n.MaxMilliCores, n.MaxMemoryBytes = su.MaxCores*1000, su.MaxMemoryGiB<<30
+	n.MaxBinpackingTime = su.MaxBinpackingTime
+	n.BalanceSimilarNodeGroups, n.BalancingIgnoreLabels = su.BalanceSimilarNodeGroups, su.BalancingIgnoreLabels
+	n.ExpendablePodsPriorityCutoff = int32(su.ExpendablePodsPriorityCutoff)
+	n.NewPodScaleUpDelay = su.NewPodScaleUpDelay
+	n.ClusterState.MaxNodeProvisionTime = o.MaxNodeProvisionTime
+	n.ClusterState.MaxTotalUnreadyPercentage, n.ClusterState.OkTotalUnreadyCount = su.MaxTotalUnreadyPercentage, su.OkTotalUnreadyCount
+	n.ClusterState.InitialBackoff, n.ClusterState.MaxBackoff, n.ClusterState.BackoffReset = su.InitialBackoff, su.MaxBackoff, su.BackoffReset
+	n.WriteStatusConfigMap, n.StatusConfigMapName, n.RecordDuplicatedEvents = su.WriteStatusConfigMap, su.StatusConfigMapName, su.RecordDuplicatedEvents
+	return n
 }

@@ -1,0 +1,130 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tidal-autoscaler/tidal/expander"
+)
+
+// ScaleUpOptions are the flags of the scale-up decision and the cluster
+// state, named as in Cluster Autoscaler.
+type ScaleUpOptions struct {
+	Expander                     string
+	MaxNodesTotal                int
+	CoresTotal                   string
+	MemoryTotal                  string
+	MaxNodesPerScaleUp           int
+	MaxBinpackingTime            time.Duration
+	BalanceSimilarNodeGroups     bool
+	BalancingIgnoreLabels        []string
+	ExpendablePodsPriorityCutoff int
+	NewPodScaleUpDelay           time.Duration
+	MaxTotalUnreadyPercentage    float64
+	OkTotalUnreadyCount          int
+	InitialBackoff               time.Duration
+	MaxBackoff                   time.Duration
+	BackoffReset                 time.Duration
+	WriteStatusConfigMap         bool
+	StatusConfigMapName          string
+	RecordDuplicatedEvents       bool
+
+	// Parsed by Validate.
+	MinCores, MaxCores         int64
+	MinMemoryGiB, MaxMemoryGiB int64
+}
+
+// DefaultScaleUpOptions are Cluster Autoscaler's defaults, except the
+// binpacking budget: tidal bounds a whole decision to 10s so a huge backlog
+// never stalls the loop.
+func DefaultScaleUpOptions() ScaleUpOptions {
+	return ScaleUpOptions{
+		Expander: "least-waste", CoresTotal: "0:320000", MemoryTotal: "0:6400000", MaxNodesPerScaleUp: 1000,
+		MaxBinpackingTime: 10 * time.Second, ExpendablePodsPriorityCutoff: -10,
+		MaxTotalUnreadyPercentage: 45, OkTotalUnreadyCount: 3,
+		InitialBackoff: 5 * time.Minute, MaxBackoff: 30 * time.Minute, BackoffReset: 3 * time.Hour,
+		WriteStatusConfigMap: true, StatusConfigMapName: "tidal-status",
+	}
+}
+
+// AddFlags registers the scale-up flags.
+func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Expander, "expander", o.Expander, "Which node group to grow: random, most-pods, least-waste, priority, topology-balance, priority-ratio, price, or a comma-separated chain such as priority,least-waste (random breaks the last tie).")
+	fs.IntVar(&o.MaxNodesTotal, "max-nodes-total", o.MaxNodesTotal, "Most nodes the cluster may have; 0 means no limit.")
+	fs.StringVar(&o.CoresTotal, "cores-total", o.CoresTotal, "MIN:MAX cores of the whole cluster.")
+	fs.StringVar(&o.MemoryTotal, "memory-total", o.MemoryTotal, "MIN:MAX GiB of memory of the whole cluster.")
+	fs.IntVar(&o.MaxNodesPerScaleUp, "max-nodes-per-scaleup", o.MaxNodesPerScaleUp, "Most nodes one scale-up decision adds.")
+	fs.DurationVar(&o.MaxBinpackingTime, "max-binpacking-time", o.MaxBinpackingTime, "Time budget of one scale-up decision; what is left is decided in the next iteration.")
+	fs.BoolVar(&o.BalanceSimilarNodeGroups, "balance-similar-node-groups", o.BalanceSimilarNodeGroups, "Split scale-ups across node groups alike but for zone, keeping their sizes even.")
+	fs.StringArrayVar(&o.BalancingIgnoreLabels, "balancing-ignore-label", o.BalancingIgnoreLabels, "A node label to ignore when comparing node groups for balancing; repeat for several.")
+	fs.IntVar(&o.ExpendablePodsPriorityCutoff, "expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff, "Pods with a priority below this never trigger a scale-up.")
+	fs.DurationVar(&o.NewPodScaleUpDelay, "new-pod-scale-up-delay", o.NewPodScaleUpDelay, "Pods younger than this do not trigger a scale-up yet.")
+	fs.Float64Var(&o.MaxTotalUnreadyPercentage, "max-total-unready-percentage", o.MaxTotalUnreadyPercentage, "Percentage of unready nodes above which tidal stops scaling.")
+	fs.IntVar(&o.OkTotalUnreadyCount, "ok-total-unready-count", o.OkTotalUnreadyCount, "Unready nodes always tolerated, whatever the percentage.")
+	fs.DurationVar(&o.InitialBackoff, "initial-node-group-backoff-duration", o.InitialBackoff, "How long a node group whose scale-up failed is skipped, the first time.")
+	fs.DurationVar(&o.MaxBackoff, "max-node-group-backoff-duration", o.MaxBackoff, "Longest backoff after repeated failures.")
+	fs.DurationVar(&o.BackoffReset, "node-group-backoff-reset-timeout", o.BackoffReset, "Quiet time after which a node group's backoff starts again from the initial duration.")
+	fs.BoolVar(&o.WriteStatusConfigMap, "write-status-configmap", o.WriteStatusConfigMap, "Write the status ConfigMap every iteration.")
+	fs.StringVar(&o.StatusConfigMapName, "status-config-map-name", o.StatusConfigMapName, "Name of the status ConfigMap in --namespace.")
+	fs.BoolVar(&o.RecordDuplicatedEvents, "record-duplicated-events", o.RecordDuplicatedEvents, "Record identical events on the same object more than once per 5 minutes.")
+}
+
+// Validate checks the scale-up flags and parses the totals.
+func (o *ScaleUpOptions) Validate() error {
+	var errs []error
+	if _, err := expander.ParseChain(o.Expander); err != nil {
+		errs = append(errs, err)
+	}
+	var err error
+	if o.MinCores, o.MaxCores, err = parseMinMax("--cores-total", o.CoresTotal); err != nil {
+		errs = append(errs, err)
+	}
+	if o.MinMemoryGiB, o.MaxMemoryGiB, err = parseMinMax("--memory-total", o.MemoryTotal); err != nil {
+		errs = append(errs, err)
+	}
+	if o.MaxNodesTotal < 0 {
+		errs = append(errs, fmt.Errorf("--max-nodes-total=%d must not be negative", o.MaxNodesTotal))
+	}
+	if o.MaxNodesPerScaleUp < 1 {
+		errs = append(errs, fmt.Errorf("--max-nodes-per-scaleup=%d must be at least 1", o.MaxNodesPerScaleUp))
+	}
+	if o.MaxTotalUnreadyPercentage < 0 || o.MaxTotalUnreadyPercentage > 100 {
+		errs = append(errs, fmt.Errorf("--max-total-unready-percentage=%v must be between 0 and 100", o.MaxTotalUnreadyPercentage))
+	}
+	if o.OkTotalUnreadyCount < 0 {
+		errs = append(errs, fmt.Errorf("--ok-total-unready-count=%d must not be negative", o.OkTotalUnreadyCount))
+	}
+	errs = append(errs, positive("--max-binpacking-time", o.MaxBinpackingTime), positive("--initial-node-group-backoff-duration", o.InitialBackoff),
+		positive("--max-node-group-backoff-duration", o.MaxBackoff), positive("--node-group-backoff-reset-timeout", o.BackoffReset))
+	if o.NewPodScaleUpDelay < 0 {
+		errs = append(errs, fmt.Errorf("--new-pod-scale-up-delay=%v must not be negative", o.NewPodScaleUpDelay))
+	}
+	if o.InitialBackoff > o.MaxBackoff {
+		errs = append(errs, fmt.Errorf("--initial-node-group-backoff-duration=%v is longer than --max-node-group-backoff-duration=%v", o.InitialBackoff, o.MaxBackoff))
+	}
+	if o.WriteStatusConfigMap && o.StatusConfigMapName == "" {
+		errs = append(errs, errors.New("--status-config-map-name must not be empty"))
+	}
+	return errors.Join(errs...)
+}
+
+func parseMinMax(flag, value string) (int64, int64, error) {
+	lo, hi, ok := strings.Cut(value, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("%s=%q: want MIN:MAX", flag, value)
+	}
+	min, err1 := strconv.ParseInt(lo, 10, 64)
+	max, err2 := strconv.ParseInt(hi, 10, 64)
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, fmt.Errorf("%s=%q: MIN and MAX must be integers", flag, value)
+	case min < 0 || min > max:
+		return 0, 0, fmt.Errorf("%s=%q: want 0 <= MIN <= MAX", flag, value)
+	}
+	return min, max, nil
+}

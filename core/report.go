@@ -1,0 +1,143 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
+)
+
+// iterationReport is what one iteration saw and did, for the status
+// ConfigMap and the metrics.
+type iterationReport struct {
+	observation  *observation
+	health       clusterstate.Health
+	plan         *scaleup.Plan
+	expendable   int
+	young        int
+	unsupported  int
+	failedGroups []string
+}
+
+// publish writes the status ConfigMap and sets the gauges.
+func (l *NodeLoop) publish(ctx context.Context, r *iterationReport) {
+	s := l.buildStatus(r)
+	l.setGauges(r)
+	if err := l.status.write(ctx, s); err != nil {
+		klog.FromContext(ctx).Error(err, "Status not written")
+		l.cfg.Metrics.Errors.WithLabelValues("apiCallError").Inc()
+	}
+}
+
+func (l *NodeLoop) buildStatus(r *iterationReport) Status {
+	o := r.observation
+	s := Status{Time: o.now.UTC().Format(time.RFC3339)}
+	h := r.health
+	s.ClusterWide.Health = HealthStatus{Status: "Healthy", Reason: h.Reason, NodeCounts: map[string]int{
+		"registered": h.Registered, "ready": h.Ready, "notStarted": h.NotStarted, "unready": h.Unready}}
+	if !h.Healthy {
+		s.ClusterWide.Health.Status = "Unhealthy"
+	}
+	s.ClusterWide.ScaleUp = scaleUpStatus(r)
+	for _, g := range o.groups {
+		s.NodeGroups = append(s.NodeGroups, l.groupStatus(g))
+	}
+	return s
+}
+
+func scaleUpStatus(r *iterationReport) ScaleUpStatus {
+	st := ScaleUpStatus{Status: "NoActivity", UnschedulablePods: r.observation.unschedulable,
+		NotYetScheduled: len(r.observation.pending) - r.observation.unschedulable, Expendable: r.expendable, TooYoung: r.young}
+	p := r.plan
+	if p == nil {
+		return st
+	}
+	st.FitExisting, st.Skipped, st.LastDecisionMs = p.FitExisting, p.Skipped, p.Timings.Total.Milliseconds()
+	for _, u := range p.ScaleUps {
+		e := ScaleUpEntry{NodeGroup: u.Group, From: u.From, To: u.To, Pods: len(u.Pods), Balanced: u.Balanced}
+		for _, o := range u.Estimates {
+			e.Options = append(e.Options, fmt.Sprintf("%s: +%d node(s) for %d pod(s)", o.Group, o.NodeCount, o.Pods))
+		}
+		for _, step := range u.Decision.Steps {
+			e.Expander = append(e.Expander, fmt.Sprintf("%s kept [%s]", step.Strategy, strings.Join(step.Kept, ", ")))
+		}
+		st.ScaleUps = append(st.ScaleUps, e)
+	}
+	for _, n := range p.NoScaleUp {
+		ex := n.Group.Representative()
+		st.NoScaleUp = append(st.NoScaleUp, NoScaleUpEntry{Pods: len(n.Group.Pods), Example: ex.Namespace + "/" + ex.Name,
+			Reasons: formatReasons(n.Reasons)})
+	}
+	switch {
+	case len(st.ScaleUps) > 0:
+		st.Status = "InProgress"
+	case len(st.NoScaleUp) > 0:
+		st.Status = "NoScaleUpPossible"
+	}
+	return st
+}
+
+func (l *NodeLoop) groupStatus(g *groupObservation) NodeGroupStatus {
+	v := l.state.Group(g.group.Id())
+	st := NodeGroupStatus{Name: g.group.Id(), Health: "Healthy", MinSize: g.group.MinSize(), MaxSize: g.group.MaxSize(),
+		Target: g.target, Registered: v.Registered, Ready: v.Ready, Upcoming: v.Upcoming}
+	switch {
+	case g.problem != "":
+		st.Health, st.Reason = "Unusable", g.problem
+	case v.BackedOff:
+		st.Health, st.Reason = "BackedOff", v.BackoffReason
+		st.BackoffTill = v.BackoffUntil.UTC().Format(time.RFC3339)
+	}
+	if f := v.LastFailure; f != nil {
+		st.LastFailure = fmt.Sprintf("%s: %s", f.ErrorCode, f.ErrorMessage)
+	}
+	if !v.LastScaleUp.IsZero() {
+		st.LastScaleUp = fmt.Sprintf("%s (+%d)", v.LastScaleUp.UTC().Format(time.RFC3339), v.LastScaleUpNodes)
+	}
+	return st
+}
+
+func (l *NodeLoop) setGauges(r *iterationReport) {
+	m := l.cfg.Metrics
+	safe := 0.0
+	if r.health.Healthy {
+		safe = 1
+	}
+	m.ClusterSafeToAutoscale.Set(safe)
+	m.Nodes.WithLabelValues("ready").Set(float64(r.health.Ready))
+	m.Nodes.WithLabelValues("unready").Set(float64(r.health.Unready))
+	m.Nodes.WithLabelValues("notStarted").Set(float64(r.health.NotStarted))
+	m.NodeGroups.Set(float64(len(r.observation.groups)))
+	byReason := map[string]int{"expendable": r.expendable, "too_young": r.young, "unsupported": r.unsupported}
+	if p := r.plan; p != nil {
+		byReason["fits_existing_or_upcoming"] = p.FitExisting
+		byReason["skipped_for_time"] = p.Skipped
+		for _, u := range p.ScaleUps {
+			byReason["scale_up_triggered"] += len(u.Pods)
+		}
+		for _, n := range p.NoScaleUp {
+			byReason["no_node_group_fits"] += len(n.Group.Pods)
+		}
+	}
+	for _, reason := range []string{"expendable", "too_young", "unsupported", "fits_existing_or_upcoming", "skipped_for_time", "scale_up_triggered", "no_node_group_fits"} {
+		m.UnschedulablePods.WithLabelValues(reason).Set(float64(byReason[reason]))
+	}
+	for _, g := range r.observation.groups {
+		id := g.group.Id()
+		v := l.state.Group(id)
+		m.NodeGroupSize.WithLabelValues(id, "min").Set(float64(g.group.MinSize()))
+		m.NodeGroupSize.WithLabelValues(id, "max").Set(float64(g.group.MaxSize()))
+		m.NodeGroupSize.WithLabelValues(id, "target").Set(float64(g.target))
+		m.NodeGroupSize.WithLabelValues(id, "upcoming").Set(float64(v.Upcoming))
+		backoff := 0.0
+		if v.BackedOff {
+			backoff = 1
+		}
+		m.NodeGroupBackoff.WithLabelValues(id).Set(backoff)
+	}
+}

@@ -1,0 +1,279 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
+	"github.com/tidal-autoscaler/tidal/expander"
+	"github.com/tidal-autoscaler/tidal/simulator"
+)
+
+// maxScaleUpAttempts bounds how often one iteration decides again after a
+// group refused to grow, each time without that group.
+const maxScaleUpAttempts = 3
+
+// scaleUp decides and carries out scale-ups for the pending pods. A group
+// whose IncreaseSize fails is backed off and the decision is made again at
+// once without it, so the next-best group is used in the same iteration.
+func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iterationReport) error {
+	start := l.clock.Now()
+	defer func() { l.cfg.Metrics.observe("scaleUp", l.clock.Since(start)) }()
+	pods := l.selectPending(ctx, o, report)
+	if len(pods) == 0 {
+		return nil
+	}
+	podGroups := l.orderGroups(l.keys.Group(pods))
+	groups := l.decisionGroups(o)
+	for attempt := 0; attempt < maxScaleUpAttempts; attempt++ {
+		plan, err := scaleup.Decide(ctx, l.decisionInput(o, podGroups, groups))
+		if err != nil {
+			return fmt.Errorf("scale-up decision: %w", err)
+		}
+		report.plan = plan
+		l.cfg.Metrics.observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
+		l.cfg.Metrics.observe("scaleUp:estimate", plan.Timings.Estimate)
+		if plan.Skipped > 0 {
+			l.fairness++
+		}
+		failed := l.execute(ctx, o, plan, groups)
+		if len(failed) == 0 {
+			break
+		}
+		report.failedGroups = append(report.failedGroups, failed...)
+	}
+	l.explainNoScaleUp(report.plan)
+	return nil
+}
+
+// selectPending drops pods that must not trigger a scale-up: expendable
+// ones (priority below the cutoff), ones younger than the scale-up delay,
+// and ones the simulation cannot judge. The rest are sorted, most important
+// first.
+func (l *NodeLoop) selectPending(ctx context.Context, o *observation, report *iterationReport) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range o.pending {
+		switch {
+		case podPriority(p) < l.opts.ExpendablePodsPriorityCutoff:
+			report.expendable++
+		case o.now.Sub(p.CreationTimestamp.Time) < scaleUpDelay(p, l.opts.NewPodScaleUpDelay):
+			report.young++
+		case len(p.Spec.ResourceClaims) > 0:
+			report.unsupported++
+			l.events.onPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp",
+				"pod didn't trigger scale-up: it uses dynamic resource claims, which tidal does not simulate")
+		default:
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, pj := podPriority(out[i]), podPriority(out[j])
+		if pi != pj {
+			return pi > pj
+		}
+		return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp)
+	})
+	klog.FromContext(ctx).V(4).Info("Pending pods", "unschedulable", len(o.pending), "considered", len(out),
+		"expendable", report.expendable, "young", report.young)
+	return out
+}
+
+// orderGroups rotates groups of equal priority when earlier decisions ran
+// out of time, so every workload makes progress across iterations.
+func (l *NodeLoop) orderGroups(groups []*simulator.PodGroup) []*simulator.PodGroup {
+	if l.fairness == 0 || len(groups) < 2 {
+		return groups
+	}
+	out := make([]*simulator.PodGroup, 0, len(groups))
+	for start := 0; start < len(groups); {
+		end := start
+		prio := podPriority(groups[start].Representative())
+		for end < len(groups) && podPriority(groups[end].Representative()) == prio {
+			end++
+		}
+		band := groups[start:end]
+		k := l.fairness % len(band)
+		out = append(out, band[k:]...)
+		out = append(out, band[:k]...)
+		start = end
+	}
+	return out
+}
+
+func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
+	var out []scaleup.Group
+	for _, g := range o.groups {
+		view := l.state.Group(g.group.Id())
+		sg := scaleup.Group{ID: g.group.Id(), Template: g.template, Min: g.group.MinSize(), Max: g.group.MaxSize(),
+			Target: g.target, Upcoming: view.Upcoming}
+		switch {
+		case g.problem != "":
+			sg.Unavailable, sg.Upcoming = g.problem, 0
+		case view.BackedOff:
+			sg.Unavailable = view.BackoffReason
+		}
+		out = append(out, sg)
+	}
+	return out
+}
+
+func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, groups []scaleup.Group) scaleup.Input {
+	in := scaleup.Input{
+		Checker: l.checker, Pending: pods, Groups: groups, Chain: l.chain,
+		ExpanderContext:        l.expanderContext(o, groups),
+		BalanceSimilar:         l.opts.BalanceSimilarNodeGroups,
+		BalancingIgnoredLabels: l.opts.BalancingIgnoreLabels,
+		Limits: scaleup.Limits{MaxNodesTotal: l.opts.MaxNodesTotal, MaxNodesPerScaleUp: l.opts.MaxNodesPerScaleUp,
+			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes},
+		Now: l.clock.Now,
+	}
+	if l.opts.MaxBinpackingTime > 0 {
+		in.Deadline = l.clock.Now().Add(l.opts.MaxBinpackingTime)
+	}
+	for _, n := range o.nodes {
+		in.Limits.Nodes++
+		in.Limits.MilliCores += n.Status.Capacity.Cpu().MilliValue()
+		in.Limits.MemoryBytes += n.Status.Capacity.Memory().Value()
+	}
+	for _, g := range groups {
+		if g.Template != nil && g.Upcoming > 0 {
+			in.Limits.Nodes += g.Upcoming
+			in.Limits.MilliCores += int64(g.Upcoming) * g.Template.Node.Status.Capacity.Cpu().MilliValue()
+			in.Limits.MemoryBytes += int64(g.Upcoming) * g.Template.Node.Status.Capacity.Memory().Value()
+		}
+	}
+	return in
+}
+
+// expanderContext gathers what the expanders consult: nodes per zone,
+// the cpu-to-memory shape of what runs now, prices and priorities.
+func (l *NodeLoop) expanderContext(o *observation, groups []scaleup.Group) *expander.Context {
+	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Rand: l.rand(),
+		Priorities: l.prio.current()}
+	for _, n := range o.nodes {
+		ctx.ZoneNodes[n.Labels[corev1.LabelTopologyZone]]++
+	}
+	pricing, _ := l.cfg.Cloud.Pricing()
+	for _, g := range groups {
+		if g.Template == nil {
+			continue
+		}
+		ctx.ZoneNodes[g.Template.Node.Labels[corev1.LabelTopologyZone]] += g.Upcoming
+		if pricing != nil {
+			if p, err := pricing.NodePrice(g.Template.Node, o.now, o.now.Add(time.Hour)); err == nil {
+				ctx.NodePrices[g.ID] = p
+			}
+		}
+	}
+	var cpu, mem int64
+	for _, ni := range o.snapshot.Infos() {
+		r := ni.GetRequested()
+		cpu += r.GetMilliCPU()
+		mem += r.GetMemory()
+	}
+	if mem > 0 {
+		ctx.RequestedCPUPerGiB = float64(cpu) / 1000 / (float64(mem) / (1 << 30))
+	}
+	return ctx
+}
+
+// execute asks the cloud for each scale-up's nodes and tells the pods. It
+// returns the groups that refused; they are backed off and marked
+// unavailable in groups, and the successful ones' targets are raised, so
+// a new decision starts from where this one left.
+func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Plan, groups []scaleup.Group) []string {
+	logger := klog.FromContext(ctx)
+	var failed []string
+	for _, up := range plan.ScaleUps {
+		g := o.group(up.Group)
+		delta := up.To - up.From
+		logger.Info("Scaling up", "nodeGroup", up.Group, "from", up.From, "to", up.To, "pods", len(up.Pods),
+			"expander", up.Decision.Steps, "options", up.Estimates)
+		if err := g.group.IncreaseSize(delta); err != nil {
+			logger.Error(err, "Scale-up failed", "nodeGroup", up.Group)
+			l.state.BackOff(up.Group, l.clock.Now(), &cloudprovider.InstanceErrorInfo{
+				ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: err.Error()})
+			l.cfg.Metrics.FailedScaleUps.WithLabelValues(up.Group, "cloudProviderError").Inc()
+			l.events.onStatus(l.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v", up.Group, delta, err)
+			for _, p := range up.Pods {
+				l.events.onPod(p, corev1.EventTypeWarning, "FailedScaleUp", "pod triggered a scale-up of %s that failed: %v", up.Group, err)
+			}
+			markUnavailable(groups, up.Group, l.state.Group(up.Group).BackoffReason)
+			failed = append(failed, up.Group)
+			continue
+		}
+		g.target += delta
+		markGrown(groups, up.Group, delta)
+		l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
+		l.cfg.Metrics.ScaledUpNodes.WithLabelValues(up.Group).Add(float64(delta))
+		l.cfg.Metrics.ScaleUps.WithLabelValues(up.Group).Inc()
+		l.cfg.Metrics.LastActivity.WithLabelValues("scaleUp").Set(float64(l.clock.Now().Unix()))
+		l.events.onStatus(l.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)", up.Group, up.From, up.To, up.Max)
+		msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
+		for _, p := range up.Pods {
+			l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
+		}
+	}
+	return failed
+}
+
+func markUnavailable(groups []scaleup.Group, id, reason string) {
+	for i := range groups {
+		if groups[i].ID == id {
+			groups[i].Unavailable = reason
+		}
+	}
+}
+
+func markGrown(groups []scaleup.Group, id string, delta int) {
+	for i := range groups {
+		if groups[i].ID == id {
+			groups[i].Target += delta
+			groups[i].Upcoming += delta
+		}
+	}
+}
+
+// explainNoScaleUp tells each pod no group can help why, per node group,
+// in Cluster Autoscaler's words.
+func (l *NodeLoop) explainNoScaleUp(plan *scaleup.Plan) {
+	if plan == nil {
+		return
+	}
+	for _, n := range plan.NoScaleUp {
+		msg := "pod didn't trigger scale-up: " + formatReasons(n.Reasons)
+		for _, p := range n.Group.Pods {
+			l.events.onPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
+		}
+	}
+}
+
+// formatReasons writes "2 node(s) didn't match Pod's node affinity/selector,
+// 1 max node group size reached", most frequent first.
+func formatReasons(reasons map[string]int) string {
+	if len(reasons) == 0 {
+		return "no node group can run it"
+	}
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if reasons[keys[i]] != reasons[keys[j]] {
+			return reasons[keys[i]] > reasons[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", reasons[k], k)
+	}
+	return strings.Join(parts, ", ")
+}

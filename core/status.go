@@ -1,0 +1,157 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	// StatusConfigMapKey holds the status YAML.
+	StatusConfigMapKey = "status"
+	// StatusUpdatedAnnotation is when the status was last written.
+	StatusUpdatedAnnotation = "tidal.dev/last-updated"
+	// statusRefresh is how often an unchanged status is written anyway,
+	// so its time stays fresh.
+	statusRefresh = time.Minute
+)
+
+// Status is what the status ConfigMap says, in YAML.
+type Status struct {
+	Time        string            `json:"time"`
+	ClusterWide ClusterWideStatus `json:"clusterWide"`
+	NodeGroups  []NodeGroupStatus `json:"nodeGroups"`
+}
+
+// ClusterWideStatus is the cluster's health and the last scale-up decision.
+type ClusterWideStatus struct {
+	Health  HealthStatus  `json:"health"`
+	ScaleUp ScaleUpStatus `json:"scaleUp"`
+}
+
+// HealthStatus is the cluster's health.
+type HealthStatus struct {
+	Status     string         `json:"status"`
+	Reason     string         `json:"reason,omitempty"`
+	NodeCounts map[string]int `json:"nodeCounts"`
+}
+
+// ScaleUpStatus explains the last scale-up decision.
+type ScaleUpStatus struct {
+	Status            string           `json:"status"`
+	UnschedulablePods int              `json:"unschedulablePods"`
+	NotYetScheduled   int              `json:"notYetTriedByScheduler,omitempty"`
+	FitExisting       int              `json:"fitExistingOrUpcomingNodes,omitempty"`
+	Expendable        int              `json:"expendable,omitempty"`
+	TooYoung          int              `json:"tooYoung,omitempty"`
+	Skipped           int              `json:"skippedForTime,omitempty"`
+	ScaleUps          []ScaleUpEntry   `json:"scaleUps,omitempty"`
+	NoScaleUp         []NoScaleUpEntry `json:"noScaleUp,omitempty"`
+	LastDecisionMs    int64            `json:"lastDecisionMilliseconds"`
+}
+
+// ScaleUpEntry is one scale-up of the last decision, with the options the
+// expander weighed and how it chose.
+type ScaleUpEntry struct {
+	NodeGroup string   `json:"nodeGroup"`
+	From      int      `json:"from"`
+	To        int      `json:"to"`
+	Pods      int      `json:"pods"`
+	Balanced  bool     `json:"balanced,omitempty"`
+	Options   []string `json:"options"`
+	Expander  []string `json:"expander"`
+}
+
+// NoScaleUpEntry is a set of equivalent pods no group can help.
+type NoScaleUpEntry struct {
+	Pods    int    `json:"pods"`
+	Example string `json:"example"`
+	Reasons string `json:"reasons"`
+}
+
+// NodeGroupStatus is one group's sizes, health and last activity.
+type NodeGroupStatus struct {
+	Name        string `json:"name"`
+	Health      string `json:"health"`
+	Reason      string `json:"reason,omitempty"`
+	MinSize     int    `json:"minSize"`
+	MaxSize     int    `json:"maxSize"`
+	Target      int    `json:"cloudProviderTarget"`
+	Registered  int    `json:"registered"`
+	Ready       int    `json:"ready"`
+	Upcoming    int    `json:"upcoming"`
+	BackoffTill string `json:"backoffUntil,omitempty"`
+	LastFailure string `json:"lastFailure,omitempty"`
+	LastScaleUp string `json:"lastScaleUp,omitempty"`
+}
+
+// statusWriter writes the status ConfigMap.
+type statusWriter struct {
+	client  kubernetes.Interface
+	enabled bool
+	ns      string
+	name    string
+	clock   clock.Clock
+
+	mu        sync.Mutex
+	cm        *corev1.ConfigMap
+	last      Status
+	lastWrite time.Time
+}
+
+func newStatusWriter(client kubernetes.Interface, opts Options, c clock.Clock) *statusWriter {
+	return &statusWriter{client: client, enabled: opts.WriteStatusConfigMap, ns: opts.Namespace, name: opts.StatusConfigMapName, clock: c}
+}
+
+// object is the ConfigMap as last written, for events.
+func (w *statusWriter) object() *corev1.ConfigMap {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cm
+}
+
+// write stores s unless it is the same as last time and was written
+// recently.
+func (w *statusWriter) write(ctx context.Context, s Status) error {
+	if !w.enabled || w.client == nil {
+		return nil
+	}
+	now := w.clock.Now()
+	unchanged := s
+	unchanged.Time = w.last.Time
+	if reflect.DeepEqual(unchanged, w.last) && now.Sub(w.lastWrite) < statusRefresh {
+		return nil
+	}
+	raw, err := yaml.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode status: %w", err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: w.ns,
+			Annotations: map[string]string{StatusUpdatedAnnotation: now.UTC().Format(time.RFC3339)}},
+		Data: map[string]string{StatusConfigMapKey: string(raw)},
+	}
+	written, err := w.client.CoreV1().ConfigMaps(w.ns).Update(ctx, cm, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		written, err = w.client.CoreV1().ConfigMaps(w.ns).Create(ctx, cm, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("write status ConfigMap %s/%s: %w", w.ns, w.name, err)
+	}
+	w.mu.Lock()
+	w.cm = written
+	w.mu.Unlock()
+	w.last, w.lastWrite = s, now
+	klog.FromContext(ctx).V(5).Info("Status written", "configMap", w.ns+"/"+w.name)
+	return nil
+}
