@@ -1,0 +1,361 @@
+// Package aws is tidal's AWS cloud provider: EC2 Auto Scaling Groups as node
+// groups, through aws-sdk-go-v2, with Cluster Autoscaler's flags, tags and
+// behaviour, so that a cluster set up for Cluster Autoscaler works unchanged.
+//
+// Groups come from --nodes=MIN:MAX:ASG_NAME or from tag-based auto-discovery
+// (--node-group-auto-discovery=asg:tag=...). Their descriptions are cached
+// and read again every refresh interval, sooner while a group is changing,
+// and right after every change tidal makes. Growing a group sets its desired
+// capacity; removing a node terminates its instance and decrements the
+// desired capacity. Instances a group was asked for but has not launched are
+// listed as placeholders, carrying the error of the group's last failed
+// launch (a stock-out is an OutOfResources error) so the node loop can back
+// the group off. Template nodes for scale from zero are built from
+// DescribeInstanceTypes, the group's launch template, mixed instances policy
+// or launch configuration, and Cluster Autoscaler's node-template tags.
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/config"
+)
+
+// ProviderName is this provider's --cloud-provider value.
+const ProviderName = config.CloudProviderAWS
+
+// Reasons of the events the provider emits.
+const (
+	// EventReasonNodeGroupNotFound: an ASG named by --nodes does not exist.
+	EventReasonNodeGroupNotFound = "NodeGroupNotFound"
+)
+
+// Config is what the provider manages and how.
+type Config struct {
+	// NodeGroups are the groups of --nodes; their min and max sizes are
+	// kept within the ASG's own bounds.
+	NodeGroups []config.NodeGroupSpec
+	// AutoDiscovery are the --node-group-auto-discovery tag sets; a group
+	// matching any set is managed with the ASG's min and max sizes.
+	AutoDiscovery []config.ASGAutoDiscoverySpec
+	// RefreshInterval is how long group descriptions are cached; default
+	// config.DefaultAWSRefreshInterval.
+	RefreshInterval time.Duration
+	// ConvergingRefreshInterval is the refresh interval while a group has
+	// instances starting, stopping or missing (desired capacity not yet
+	// met), so that launch failures are seen within a loop or two;
+	// default the smaller of 10s and RefreshInterval.
+	ConvergingRefreshInterval time.Duration
+	// MaxStaleness is how old a group's description may be before the
+	// provider refuses to change the group; default 2 × RefreshInterval.
+	MaxStaleness time.Duration
+	// MaxPods is the pods capacity of template nodes; 0 derives it from
+	// the instance type's network interfaces.
+	MaxPods int
+	// NodeReservation is config.AWSNodeReservationEKS (default) or
+	// config.AWSNodeReservationNone.
+	NodeReservation string
+	// Prices enables Pricing when not empty.
+	Prices PriceTable
+	// LaunchTemplateTTL is how long $Latest and $Default launch template
+	// versions are cached; default 10m.
+	LaunchTemplateTTL time.Duration
+	// OperationTimeout bounds one AWS call, retries included; default 2m.
+	OperationTimeout time.Duration
+}
+
+// ConfigFromOptions makes the provider's configuration from validated
+// flags, reading the price table file if one is given.
+func ConfigFromOptions(opts *config.Options) (Config, error) {
+	cfg := Config{
+		NodeGroups:      opts.NodeGroups,
+		AutoDiscovery:   opts.AWS.NodeGroupAutoDiscovery,
+		RefreshInterval: opts.AWS.RefreshInterval,
+		MaxPods:         opts.AWS.MaxPods,
+		NodeReservation: opts.AWS.NodeReservation,
+	}
+	if opts.AWS.PriceTable != "" {
+		t, err := LoadPriceTable(opts.AWS.PriceTable)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Prices = t
+	}
+	return cfg, cfg.validate()
+}
+
+func (c *Config) setDefaults() {
+	if c.RefreshInterval <= 0 {
+		c.RefreshInterval = config.DefaultAWSRefreshInterval
+	}
+	if c.ConvergingRefreshInterval <= 0 {
+		c.ConvergingRefreshInterval = min(10*time.Second, c.RefreshInterval)
+	}
+	if c.MaxStaleness <= 0 {
+		c.MaxStaleness = 2 * c.RefreshInterval
+	}
+	if c.NodeReservation == "" {
+		c.NodeReservation = config.AWSNodeReservationEKS
+	}
+	if c.LaunchTemplateTTL <= 0 {
+		c.LaunchTemplateTTL = 10 * time.Minute
+	}
+	if c.OperationTimeout <= 0 {
+		c.OperationTimeout = 2 * time.Minute
+	}
+}
+
+func (c *Config) validate() error {
+	switch {
+	case len(c.NodeGroups) == 0 && len(c.AutoDiscovery) == 0:
+		return errors.New("--cloud-provider=aws needs node groups: give --nodes=MIN:MAX:ASG_NAME or --node-group-auto-discovery=asg:tag=...")
+	case len(c.NodeGroups) > 0 && len(c.AutoDiscovery) > 0:
+		return fmt.Errorf("--node-group-auto-discovery=%s cannot be combined with --nodes=%s", c.AutoDiscovery[0], c.NodeGroups[0])
+	case c.NodeReservation != "" && c.NodeReservation != config.AWSNodeReservationEKS && c.NodeReservation != config.AWSNodeReservationNone:
+		return fmt.Errorf("--aws-node-reservation=%q: want %q or %q", c.NodeReservation, config.AWSNodeReservationEKS, config.AWSNodeReservationNone)
+	case c.MaxPods < 0:
+		return fmt.Errorf("--aws-max-pods=%d must not be negative", c.MaxPods)
+	}
+	return nil
+}
+
+// EventFunc records a Kubernetes event about the provider (eventType is
+// corev1.EventTypeNormal or corev1.EventTypeWarning).
+type EventFunc func(eventType, reason, message string)
+
+// Cloud is the AWS cloud provider.
+type Cloud struct {
+	ctx     context.Context
+	cfg     Config
+	api     Clients
+	clock   clock.PassiveClock
+	events  EventFunc
+	limiter *cloudprovider.ResourceLimiter
+
+	types instanceTypeCache
+	lts   launchTemplateCache
+
+	// refreshMu serialises refreshes.
+	refreshMu sync.Mutex
+
+	mu          sync.Mutex
+	groups      map[string]*nodeGroup
+	order       []string
+	byInstance  map[string]string // instance id -> group name
+	lastRefresh time.Time
+	dirty       bool
+	// changes counts the changes made, to tell whether one happened
+	// during a refresh.
+	changes int
+	missing map[string]bool
+	// noneFound is set while auto-discovery finds no group, to warn once.
+	noneFound bool
+}
+
+var _ cloudprovider.CloudProvider = (*Cloud)(nil)
+
+// Option configures a Cloud.
+type Option func(*Cloud)
+
+// WithClock replaces the real clock, for tests that drive time.
+func WithClock(c clock.PassiveClock) Option { return func(cl *Cloud) { cl.clock = c } }
+
+// WithEvents sets where the provider's events go.
+func WithEvents(f EventFunc) Option { return func(cl *Cloud) { cl.events = f } }
+
+// WithResourceLimiter sets the cluster-wide limits the provider reports.
+func WithResourceLimiter(l *cloudprovider.ResourceLimiter) Option {
+	return func(cl *Cloud) { cl.limiter = l }
+}
+
+// New makes the provider and reads the groups once, so that bad
+// credentials or a wrong region stop tidal at start with a clear error.
+// ctx carries the logger and bounds nothing but this first read: calls
+// made later are bounded by cfg.OperationTimeout and are not cancelled
+// when ctx ends, so no request is left half made at shutdown.
+func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	c := &Cloud{
+		ctx: ctx, cfg: cfg, api: api, clock: clock.RealClock{},
+		events:  func(string, string, string) {},
+		limiter: cloudprovider.NewResourceLimiter(nil, nil),
+		groups:  map[string]*nodeGroup{}, byInstance: map[string]string{}, missing: map[string]bool{},
+	}
+	c.lts.ttl = cfg.LaunchTemplateTTL
+	for _, o := range opts {
+		o(c)
+	}
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// opContext is the context of one AWS call: the provider's logger, no
+// cancellation from shutdown, a timeout.
+func (c *Cloud) opContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(c.ctx), c.cfg.OperationTimeout)
+}
+
+func (c *Cloud) logger() klog.Logger { return klog.FromContext(c.ctx).WithName("aws") }
+
+// Name implements cloudprovider.CloudProvider.
+func (c *Cloud) Name() string { return ProviderName }
+
+// NodeGroups returns the groups found by the last refresh, sorted by name.
+// A group named by --nodes that does not exist is left out (and reported
+// by a log line and an event) until it appears.
+func (c *Cloud) NodeGroups() []cloudprovider.NodeGroup {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]cloudprovider.NodeGroup, 0, len(c.order))
+	for _, name := range c.order {
+		out = append(out, c.groups[name])
+	}
+	return out
+}
+
+// NodeGroupForNode returns the group of the node's instance. Nodes that are
+// not EC2 instances (no providerID, another cloud's, Fargate) and instances
+// of groups tidal does not manage give nil and no error; an aws:// providerID
+// that is malformed is an error.
+func (c *Cloud) NodeGroupForNode(node *corev1.Node) (cloudprovider.NodeGroup, error) {
+	id := node.Spec.ProviderID
+	if !strings.HasPrefix(id, "aws://") {
+		return nil, nil
+	}
+	_, instanceID, err := ParseProviderID(id)
+	if err != nil {
+		if strings.Count(strings.TrimPrefix(id, ProviderIDPrefix), "/") > 1 {
+			return nil, nil // Fargate and other non-EC2 AWS nodes
+		}
+		return nil, fmt.Errorf("node %s: %w", node.Name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name, ok := c.byInstance[instanceID]
+	if !ok {
+		if asg, _, isPlaceholder := parsePlaceholder(instanceID); isPlaceholder {
+			name, ok = asg, true
+		}
+	}
+	if g := c.groups[name]; ok && g != nil {
+		return g, nil
+	}
+	return nil, nil
+}
+
+// HasInstance reports whether the node's instance still exists: true for
+// an instance of a managed group, false once its group lists it as
+// Terminated. For instances outside the managed groups it cannot tell and
+// (or for nodes that are not EC2 instances) returns true with
+// cloudprovider.ErrNotImplemented, as Cluster Autoscaler does.
+func (c *Cloud) HasInstance(node *corev1.Node) (bool, error) {
+	if !strings.HasPrefix(node.Spec.ProviderID, "aws://") {
+		return true, cloudprovider.ErrNotImplemented
+	}
+	_, instanceID, err := ParseProviderID(node.Spec.ProviderID)
+	if err != nil {
+		return false, fmt.Errorf("node %s: %w", node.Name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name, ok := c.byInstance[instanceID]
+	if !ok {
+		return true, cloudprovider.ErrNotImplemented
+	}
+	for _, in := range c.groups[name].st.instances {
+		if in.id == instanceID {
+			return in.lifecycle != "Terminated", nil
+		}
+	}
+	return true, cloudprovider.ErrNotImplemented
+}
+
+// Pricing returns prices from --aws-price-table, or ErrNotImplemented
+// without one.
+func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
+	if len(c.cfg.Prices) == 0 {
+		return nil, cloudprovider.ErrNotImplemented
+	}
+	return pricing{table: c.cfg.Prices}, nil
+}
+
+// GetResourceLimiter implements cloudprovider.CloudProvider.
+func (c *Cloud) GetResourceLimiter() (*cloudprovider.ResourceLimiter, error) { return c.limiter, nil }
+
+// GPULabel is the label Cluster Autoscaler's AWS provider uses for GPU
+// nodes; set it on GPU groups with a node-template label tag.
+func (c *Cloud) GPULabel() string { return GPULabel }
+
+// GetAvailableGPUTypes lists the GPU types seen in the managed groups'
+// instance types.
+func (c *Cloud) GetAvailableGPUTypes() map[string]struct{} {
+	out := map[string]struct{}{}
+	c.types.mu.Lock()
+	defer c.types.mu.Unlock()
+	for _, t := range c.types.known {
+		if t.GPUs > 0 && t.GPUName != "" {
+			out[strings.ToLower(t.GPUManufacturer+"-"+t.GPUName)] = struct{}{}
+		}
+	}
+	return out
+}
+
+// Cleanup implements cloudprovider.CloudProvider.
+func (c *Cloud) Cleanup() error { return nil }
+
+// Refresh reads the groups again when the cache is older than the refresh
+// interval (the converging interval while a group is changing) or a change
+// was made since the last read. Otherwise it returns at once, without any
+// AWS call.
+func (c *Cloud) Refresh() error {
+	c.mu.Lock()
+	due := c.refreshDueLocked(c.clock.Now())
+	c.mu.Unlock()
+	if !due {
+		return nil
+	}
+	ctx, cancel := c.opContext()
+	defer cancel()
+	return c.refresh(ctx)
+}
+
+func (c *Cloud) refreshDueLocked(now time.Time) bool {
+	if c.dirty || c.lastRefresh.IsZero() {
+		return true
+	}
+	age := now.Sub(c.lastRefresh)
+	if age >= c.cfg.RefreshInterval {
+		return true
+	}
+	if age >= c.cfg.ConvergingRefreshInterval {
+		for _, g := range c.groups {
+			if g.st.convergingLocked() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// markDirty makes the next Refresh read the groups again.
+func (c *Cloud) markDirty() {
+	c.mu.Lock()
+	c.dirty = true
+	c.changes++
+	c.mu.Unlock()
+}

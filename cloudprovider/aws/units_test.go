@@ -1,0 +1,336 @@
+package aws
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/config"
+)
+
+func TestParseProviderID(t *testing.T) {
+	zone, id, err := ParseProviderID("aws:///us-east-1a/i-0123456789abcdef0")
+	if err != nil || zone != "us-east-1a" || id != "i-0123456789abcdef0" {
+		t.Fatalf("got %q %q %v", zone, id, err)
+	}
+	if _, id, err := ParseProviderID("aws:///eu-west-1b/i-1234abcd"); err != nil || id != "i-1234abcd" {
+		t.Fatalf("8-digit id: %q %v", id, err)
+	}
+	if got := ProviderID("us-west-2c", "i-0123456789abcdef0"); got != "aws:///us-west-2c/i-0123456789abcdef0" {
+		t.Fatalf("ProviderID = %q", got)
+	}
+	p := ProviderID("us-east-1a", placeholderID("my-asg-1", 4))
+	if _, id, err := ParseProviderID(p); err != nil {
+		t.Fatalf("placeholder %q: %v", p, err)
+	} else if asg, n, ok := parsePlaceholder(id); !ok || asg != "my-asg-1" || n != 4 {
+		t.Fatalf("parsePlaceholder(%q) = %q %d %v", id, asg, n, ok)
+	}
+	for bad, want := range map[string]string{
+		"":                                         "is not an EC2 instance",
+		"local:///general-a/general-a-00001":       "is not an EC2 instance",
+		"aws://us-east-1a/i-0123456789abcdef0":     "is not an EC2 instance",
+		"aws:///i-0123456789abcdef0":               "got 1 path segment",
+		"aws:///us-east-1a/":                       "is not an EC2 instance id",
+		"aws:////i-0123456789abcdef0":              "availability zone \"\" is empty",
+		"aws:///us-east-1a/i-0123456789abcdef0/x":  "got 3 path segment",
+		"aws:///us-east-1a/i-0123456789ABCDEF0":    "is not an EC2 instance id",
+		"aws:///us-east-1a/i-123":                  "is not an EC2 instance id",
+		"aws:///us-east-1a/fargate-ip-10-0-0-1":    "is not an EC2 instance id",
+		"aws:///us east/i-0123456789abcdef0":       "white space",
+		"aws:///us-east-1a/i-placeholder-asg-x":    "is not an EC2 instance id",
+		"aws:///us-east-1a/i-0123456789abcdef0 \n": "is not an EC2 instance id",
+	} {
+		_, _, err := ParseProviderID(bad)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "providerID") {
+			t.Errorf("ParseProviderID(%q) = %v, want an error containing %q", bad, err, want)
+		}
+	}
+}
+
+func TestClassifyLaunchFailure(t *testing.T) {
+	for msg, want := range map[string]struct {
+		class cloudprovider.InstanceErrorClass
+		code  string
+	}{
+		"Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently do not have sufficient m5.xlarge capacity. Launching EC2 instance failed.": {cloudprovider.OutOfResourcesErrorClass, "InsufficientInstanceCapacity"},
+		"We currently do not have sufficient p3.2xlarge capacity in the Availability Zone you requested (us-east-1e). Launching EC2 instance failed.":                 {cloudprovider.OutOfResourcesErrorClass, "InsufficientInstanceCapacity"},
+		"Could not launch Spot Instances. UnfulfillableCapacity - Unable to fulfill capacity due to your request configuration.":                                      {cloudprovider.OutOfResourcesErrorClass, "UnfulfillableCapacity"},
+		"Could not launch On-Demand Instances. VcpuLimitExceeded - You have requested more vCPU capacity than your current vCPU limit of 32 allows.":                  {cloudprovider.OutOfResourcesErrorClass, "VcpuLimitExceeded"},
+		"Could not launch On-Demand Instances. InvalidAMIID.NotFound - The image id '[ami-1]' does not exist. Launching EC2 instance failed.":                         {cloudprovider.OtherErrorClass, "InvalidAMIID.NotFound"},
+		"Value (foo) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name. Launching EC2 instance failed.":                             {cloudprovider.OtherErrorClass, launchErrorCode},
+	} {
+		got := classifyLaunchFailure("asg-1", msg)
+		if got.ErrorClass != want.class || got.ErrorCode != want.code || !strings.Contains(got.ErrorMessage, msg) || !strings.Contains(got.ErrorMessage, "asg-1") {
+			t.Errorf("%q: got %+v, want %v %s", msg, got, want.class, want.code)
+		}
+	}
+}
+
+func TestLaunchFailureLooksAtTheLatestLaunchSince(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	act := func(at time.Duration, desc string, code astypes.ScalingActivityStatusCode) astypes.Activity {
+		start := t0.Add(at)
+		return astypes.Activity{StartTime: &start, Description: &desc, StatusCode: code,
+			StatusMessage: ptr("Could not launch On-Demand Instances. InsufficientInstanceCapacity - none left.")}
+	}
+	failed := act(2*time.Minute, "Launching a new EC2 instance.  Status Reason: ...", astypes.ScalingActivityStatusCodeFailed)
+	ok := act(3*time.Minute, "Launching a new EC2 instance: i-0123456789abcdef0", astypes.ScalingActivityStatusCodeSuccessful)
+	term := act(4*time.Minute, "Terminating EC2 instance: i-0123456789abcdef0", astypes.ScalingActivityStatusCodeFailed)
+	if got := launchFailure("a", []astypes.Activity{failed}, t0); got == nil || got.ErrorClass != cloudprovider.OutOfResourcesErrorClass {
+		t.Fatalf("a failed launch: %+v", got)
+	}
+	if got := launchFailure("a", []astypes.Activity{term, ok, failed}, t0); got != nil {
+		t.Fatalf("a failure followed by a successful launch: %+v", got)
+	}
+	if got := launchFailure("a", []astypes.Activity{failed}, t0.Add(5*time.Minute)); got != nil {
+		t.Fatalf("a failure before tidal's request: %+v", got)
+	}
+	if got := launchFailure("a", []astypes.Activity{term}, t0); got != nil {
+		t.Fatalf("a failed termination is not a launch failure: %+v", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestBuildTemplateFromInstanceTypeAndTags(t *testing.T) {
+	in := templateInput{
+		ASG: "workers_Blue", Region: "eu-west-1", Zones: []string{"eu-west-1b", "eu-west-1a"},
+		Spec:         launchSpec{InstanceType: "m5.xlarge", RootVolumeGiB: 100},
+		InstanceType: &instanceTypeInfo{Name: "m5.xlarge", VCPUs: 4, MemoryMiB: 16384, Architectures: []string{"x86_64"}, MaxENIs: 4, IPv4PerENI: 15},
+		Reservation:  config.AWSNodeReservationEKS,
+		Tags: map[string]string{
+			LabelTagPrefix + "team":                           "blue",
+			LabelTagPrefix + "kubernetes.io/os":               "linux",
+			LabelTagPrefix + "bad key!":                       "x",
+			TaintTagPrefix + "dedicated":                      "blue:NoSchedule",
+			TaintTagPrefix + "example.com/drain":              ":PreferNoSchedule",
+			TaintTagPrefix + "broken":                         "yes",
+			TaintTagPrefix + "sometimes":                      "x:Sometimes",
+			ResourceTagPrefix + "ephemeral-storage":           "50Gi",
+			ResourceTagPrefix + "example.com/dongle":          "2",
+			ResourceTagPrefix + "hugepages-2Mi":               "lots",
+			eksNodegroupTag:                                   "blue-ng",
+			"k8s.io/cluster-autoscaler/enabled":               "true",
+			OptionTagPrefix + "scaledownutilizationthreshold": "0.4",
+		},
+	}
+	n, warnings, err := buildTemplate(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLabels := map[string]string{
+		corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux", corev1.LabelInstanceTypeStable: "m5.xlarge",
+		corev1.LabelTopologyRegion: "eu-west-1", corev1.LabelTopologyZone: "eu-west-1a", LabelEBSCSIZone: "eu-west-1a",
+		corev1.LabelHostname: "template-node-for-workers-blue", "team": "blue", LabelEKSNodegroup: "blue-ng",
+	}
+	for k, v := range wantLabels {
+		if n.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, n.Labels[k], v)
+		}
+	}
+	if n.Name != "template-node-for-workers-blue" {
+		t.Errorf("name %q", n.Name)
+	}
+	if len(n.Labels) != len(wantLabels) {
+		t.Errorf("labels %v, want exactly %v", n.Labels, wantLabels)
+	}
+	if len(n.Spec.Taints) != 2 || n.Spec.Taints[0] != (corev1.Taint{Key: "dedicated", Value: "blue", Effect: corev1.TaintEffectNoSchedule}) ||
+		n.Spec.Taints[1] != (corev1.Taint{Key: "example.com/drain", Effect: corev1.TaintEffectPreferNoSchedule}) {
+		t.Errorf("taints %v", n.Spec.Taints)
+	}
+	capacity, alloc := n.Status.Capacity, n.Status.Allocatable
+	dongles := capacity["example.com/dongle"]
+	if capacity.Cpu().Value() != 4 || capacity.Memory().Value() != 16384<<20 || capacity.Pods().Value() != 58 ||
+		capacity.StorageEphemeral().Value() != 50<<30 || dongles.Value() != 2 {
+		t.Errorf("capacity %v", capacity)
+	}
+	// EKS AMI reservation: 80m CPU for 4 cores, 255Mi + 11Mi x 58 pods +
+	// 100Mi eviction, 1Gi + 10% of ephemeral storage.
+	if alloc.Cpu().MilliValue() != 3920 || alloc.Memory().Value() != (16384-255-11*58-100)<<20 || alloc.Pods().Value() != 58 ||
+		alloc.StorageEphemeral().Value() != 50<<30-1<<30-5<<30 {
+		t.Errorf("allocatable %v", alloc)
+	}
+	if len(warnings) != 4 {
+		t.Errorf("warnings %q, want 4 (bad label key, taint without effect, unknown effect, bad quantity)", warnings)
+	}
+	for _, w := range []string{"bad key!", "taint/broken", "Sometimes", "hugepages-2Mi"} {
+		if !strings.Contains(strings.Join(warnings, "\n"), w) {
+			t.Errorf("no warning about %q in %q", w, warnings)
+		}
+	}
+	if c := n.Status.Conditions; len(c) != 1 || c[0].Type != corev1.NodeReady || c[0].Status != corev1.ConditionTrue {
+		t.Errorf("conditions %v", c)
+	}
+}
+
+func TestBuildTemplateVariants(t *testing.T) {
+	gpu := &instanceTypeInfo{Name: "g4dn.xlarge", VCPUs: 4, MemoryMiB: 16384, Architectures: []string{"x86_64"}, MaxENIs: 3, IPv4PerENI: 10,
+		GPUs: 1, GPUManufacturer: "NVIDIA", GPUName: "T4"}
+	n, _, err := buildTemplate(templateInput{ASG: "gpu", Region: "us-east-1", Zones: []string{"us-east-1a"}, InstanceType: gpu,
+		Spec: launchSpec{InstanceType: "g4dn.xlarge"}, MaxPods: 20, Reservation: config.AWSNodeReservationNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := n.Status.Allocatable[ResourceNvidiaGPU]
+	if gpus.Value() != 1 || n.Status.Capacity.Pods().Value() != 20 || n.Status.Allocatable.Cpu().Value() != 4 {
+		t.Fatalf("GPU template with --aws-max-pods=20 and no reservation: %v / %v", n.Status.Capacity, n.Status.Allocatable)
+	}
+	if _, ok := n.Status.Capacity[corev1.ResourceEphemeralStorage]; ok {
+		t.Fatal("ephemeral storage invented without a root volume or a tag")
+	}
+	arm := &instanceTypeInfo{Name: "m6g.large", VCPUs: 2, MemoryMiB: 8192, Architectures: []string{"arm64"}}
+	n, _, err = buildTemplate(templateInput{ASG: "arm", Region: "us-east-1", Zones: []string{"us-east-1a"}, InstanceType: arm, Spec: launchSpec{InstanceType: "m6g.large"}})
+	if err != nil || n.Labels[corev1.LabelArchStable] != "arm64" || n.Status.Capacity.Pods().Value() != defaultMaxPods {
+		t.Fatalf("arm64 template: %v %v", n.Labels, err)
+	}
+	if _, _, err := buildTemplate(templateInput{ASG: "nozone", InstanceType: arm}); err == nil || !strings.Contains(err.Error(), "no availability zone") {
+		t.Fatalf("no zone: %v", err)
+	}
+	if _, _, err := buildTemplate(templateInput{ASG: "notype", Zones: []string{"z"}}); err == nil {
+		t.Fatal("a template without an instance type or requirements was built")
+	}
+}
+
+func TestOptionsFromTags(t *testing.T) {
+	defaults := cloudprovider.NodeGroupAutoscalingOptions{ScaleDownUtilizationThreshold: 0.5, ScaleDownGpuUtilizationThreshold: 0.5,
+		ScaleDownUnneededTime: 10 * time.Minute, ScaleDownUnreadyTime: 20 * time.Minute, MaxNodeProvisionTime: 15 * time.Minute}
+	opts, ok, warnings := optionsFromTags(map[string]string{
+		OptionTagPrefix + "scaleDownGpuUtilizationThreshold": "0.2",
+		OptionTagPrefix + "scaledownunreadytime":             "5m",
+		OptionTagPrefix + "maxnodeprovisiontime":             "7m",
+		OptionTagPrefix + "scaledownutilizationthreshold":    "1.5",
+		OptionTagPrefix + "colour":                           "red",
+	}, defaults)
+	if !ok || opts.ScaleDownGpuUtilizationThreshold != 0.2 || opts.ScaleDownUnreadyTime != 5*time.Minute ||
+		opts.MaxNodeProvisionTime != 7*time.Minute || opts.ScaleDownUtilizationThreshold != 0.5 || len(warnings) != 2 {
+		t.Fatalf("options %+v ok=%v warnings %q", opts, ok, warnings)
+	}
+	if _, ok, _ := optionsFromTags(map[string]string{"other": "x"}, defaults); ok {
+		t.Fatal("options reported for a group without option tags")
+	}
+}
+
+func TestPriceTable(t *testing.T) {
+	table, err := ParsePriceTable([]byte("m5.large: 0.096\nm5.xlarge: 0.192\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pricing{table: table}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{corev1.LabelInstanceTypeStable: "m5.xlarge"}}}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if price, err := p.NodePrice(node, start, start.Add(90*time.Minute)); err != nil || price < 0.2879 || price > 0.2881 {
+		t.Fatalf("price %v %v, want 0.288", price, err)
+	}
+	node.Labels[corev1.LabelInstanceTypeStable] = "c5.large"
+	if _, err := p.NodePrice(node, start, start); err == nil || !strings.Contains(err.Error(), "c5.large is not in --aws-price-table") {
+		t.Fatalf("unknown type: %v", err)
+	}
+	for _, bad := range []string{"", "m5.large: cheap", "m5.large: -1", "- m5.large"} {
+		if _, err := ParsePriceTable([]byte(bad)); err == nil {
+			t.Errorf("price table %q accepted", bad)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "prices.yaml")
+	if err := os.WriteFile(path, []byte(`{"t3.medium": 0.0416}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if table, err := LoadPriceTable(path); err != nil || table["t3.medium"] != 0.0416 {
+		t.Fatalf("load %v %v", table, err)
+	}
+	if _, err := LoadPriceTable(path + ".missing"); err == nil || !strings.Contains(err.Error(), "--aws-price-table") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func parseFlags(t *testing.T, args ...string) (*config.Options, error) {
+	t.Helper()
+	o := config.NewOptions()
+	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return o, o.Validate()
+}
+
+func TestAWSFlags(t *testing.T) {
+	o, err := parseFlags(t)
+	if err != nil {
+		t.Fatalf("defaults with the local provider: %v", err)
+	}
+	if o.AWS.RefreshInterval != time.Minute || o.AWS.NodeReservation != config.AWSNodeReservationEKS {
+		t.Fatalf("AWS defaults %+v", o.AWS)
+	}
+	o, err = parseFlags(t, "--cloud-provider=aws", "--aws-region=eu-central-1", "--aws-refresh-interval=30s",
+		"--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/prod",
+		"--node-group-auto-discovery=asg:tag=aws:cloudformation:stack-name=gpu,team=ml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := o.AWS.NodeGroupAutoDiscovery
+	if len(d) != 2 || len(d[0].Tags) != 2 || d[0].Tags[1].Key != "k8s.io/cluster-autoscaler/prod" || d[0].Tags[1].Value != "" ||
+		d[1].Tags[0] != (config.ASGTagFilter{Key: "aws:cloudformation:stack-name", Value: "gpu"}) || d[1].Tags[1].Value != "ml" {
+		t.Fatalf("parsed discovery %+v", d)
+	}
+	cfg, err := ConfigFromOptions(o)
+	if err != nil || cfg.RefreshInterval != 30*time.Second || len(cfg.AutoDiscovery) != 2 {
+		t.Fatalf("config %+v %v", cfg, err)
+	}
+	if _, err := parseFlags(t, "--cloud-provider=aws", "--nodes=1:5:my-asg", "--aws-max-pods=58", "--aws-node-reservation=none"); err != nil {
+		t.Fatalf("static groups: %v", err)
+	}
+
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--aws-region=us-east-1"}, `--aws-region="us-east-1" is only valid with --cloud-provider=aws`},
+		{[]string{"--node-group-auto-discovery=asg:tag=x"}, `--node-group-auto-discovery="asg:tag=x" is only valid with --cloud-provider=aws`},
+		{[]string{"--aws-refresh-interval=1m"}, `--aws-refresh-interval=1m0s is only valid`},
+		{[]string{"--cloud-provider=aws"}, `needs node groups`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--node-group-auto-discovery=asg:tag=x"}, `cannot be combined with --nodes="1:2:a"`},
+		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:tag="}, `--node-group-auto-discovery="asg:tag=": no tag given`},
+		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=mig:namePrefix=x"}, `discoverer "mig" is not supported`},
+		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:label=x"}, `the only parameter of asg is tag`},
+		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=k8s.io/cluster-autoscaler/enabled"}, `want asg:tag=KEY[=VALUE]`},
+		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:tag=a,,b"}, `empty tag key`},
+		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:tag=a,a=1"}, `tag key "a" is given twice`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-region=us-east1"}, `--aws-region="us-east1" is not an AWS region name`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-refresh-interval=0s"}, `--aws-refresh-interval=0s must be positive`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-max-pods=-1"}, `--aws-max-pods=-1 must not be negative`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-node-reservation=bottlerocket"}, `--aws-node-reservation="bottlerocket"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, err := parseFlags(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+
+	o, err = parseFlags(t, "--cloud-provider=aws", "--nodes=1:2:a", "--aws-price-table="+filepath.Join(t.TempDir(), "missing.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConfigFromOptions(o); err == nil || !strings.Contains(err.Error(), "--aws-price-table") {
+		t.Fatalf("missing price table: %v", err)
+	}
+
+	// Options built without flags are checked by value.
+	plain := config.NewOptions()
+	if err := plain.Validate(); err != nil {
+		t.Fatalf("options without flags: %v", err)
+	}
+	plain.AWS.Region = "us-east-1"
+	if err := plain.Validate(); err == nil || !strings.Contains(err.Error(), "--aws-region") {
+		t.Fatalf("aws region with the local provider, no flags: %v", err)
+	}
+}
