@@ -200,7 +200,9 @@ func setPriorities(t *testing.T, name, priorities string) {
 	_, err := cluster.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Update(ctx, cm, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = cluster.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Create(ctx, cm, metav1.CreateOptions{})
-		t.Cleanup(func() { _ = cluster.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = cluster.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{})
+		})
 	}
 	if err != nil {
 		t.Fatalf("write ConfigMap %s: %v", name, err)
