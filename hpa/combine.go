@@ -41,6 +41,20 @@ type Combined struct {
 	// Err summarises the failures; it may be set while Replicas is valid,
 	// which Kubernetes treats as "scale, then report an error".
 	Err error
+	// Failures lists every failed metric in spec order, with the reason
+	// Kubernetes gives it in a warning event.
+	Failures []MetricFailure
+}
+
+// MetricFailure is one metric that could not be computed.
+type MetricFailure struct {
+	// Index is the metric's position in spec.metrics.
+	Index int
+	// Reason is the ScalingActive reason, also the event reason
+	// (FailedGetResourceMetric, FailedGetExternalMetric, ...).
+	Reason string
+	// Err is the failure.
+	Err error
 }
 
 // ComputeReplicasForMetrics evaluates every metric and keeps the largest
@@ -65,6 +79,7 @@ func ComputeReplicasForMetrics(in MetricsInput) Combined {
 				first = r
 			}
 			invalid++
+			c.Failures = append(c.Failures, MetricFailure{Index: i, Reason: r.Condition.Reason, Err: r.Err})
 			continue
 		}
 		if c.Replicas == 0 || r.Replicas > c.Replicas {

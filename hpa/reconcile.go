@@ -60,6 +60,8 @@ type Decision struct {
 	History History
 	// Err reports metric failures; it can be set alongside a valid decision.
 	Err error
+	// Failures lists the failed metrics, one warning event each.
+	Failures []MetricFailure
 }
 
 // Reconcile runs one sync of an autoscaler the way the Kubernetes HPA
@@ -117,7 +119,7 @@ func reconcileMetrics(cfg Config, in ReconcileInput, d Decision, minReplicas int
 		MaxReplicas: in.Spec.MaxReplicas,
 	})
 	d.MetricReplicas, d.MetricName, d.MetricTimestamp = c.Replicas, c.MetricName, c.Timestamp
-	d.MetricStatuses, d.Err = c.Statuses, c.Err
+	d.MetricStatuses, d.Err, d.Failures = c.Statuses, c.Err, c.Failures
 	d.Conditions = setCondition(d.Conditions, c.Condition)
 	if c.Replicas == -1 {
 		d.DesiredReplicas = -1

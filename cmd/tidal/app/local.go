@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/hpa/metrics"
 	"github.com/tidal-autoscaler/tidal/localcluster"
 )
 
@@ -23,6 +24,10 @@ type localOptions struct {
 	dir           string
 	clusterLog    bool
 	apiServerPort int
+	// hpaObjects and simulatedMetrics: the pod loop's settings for the local
+	// cluster, unless the user set --hpa-objects or --hpa-metrics-source.
+	hpaObjects       bool
+	simulatedMetrics bool
 }
 
 func newLocalCommand(opts *config.Options) *cobra.Command {
@@ -39,6 +44,10 @@ func newLocalCommand(opts *config.Options) *cobra.Command {
 				return fmt.Errorf("--cloud-provider=%s: tidal local runs the local cloud only", opts.CloudProvider)
 			}
 			opts.CloudProvider = config.CloudProviderLocal
+			// The local cluster runs no HPA controller and no metrics
+			// pipeline: drive HorizontalPodAutoscalers on simulated metrics.
+			lo.hpaObjects = !cmd.Flags().Changed("hpa-objects")
+			lo.simulatedMetrics = !cmd.Flags().Changed("hpa-metrics-source")
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -105,6 +114,15 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 		time.Since(started).Seconds(), cluster.KubeconfigPath, logFile.Name())
 	runOpts := *opts
 	runOpts.Kubeconfig = cluster.KubeconfigPath
+	if lo.hpaObjects {
+		runOpts.HPA.HPAObjects = true
+	}
+	if lo.simulatedMetrics {
+		runOpts.HPA.MetricsSource = config.MetricsSourceSimulated
+	}
+	// The demo sets the load through sim (sim.Set("demo/cpu", ...)).
+	sim := metrics.NewSimulated()
+	ctx = WithSimulatedMetrics(ctx, sim)
 
 	tl := newTimeline(cluster.Client, out, started)
 	timelineDone := make(chan struct{})

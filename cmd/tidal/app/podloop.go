@@ -2,16 +2,197 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
+	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/hpa"
+	"github.com/tidal-autoscaler/tidal/hpa/controller"
+	"github.com/tidal-autoscaler/tidal/hpa/metrics"
+)
+
+const (
+	// crdPollInterval is how often the pod loop looks for the PodAutoscaler
+	// CRD while it is not installed.
+	crdPollInterval = 10 * time.Second
+	// customMetricsRediscovery is how often the custom metrics API's
+	// version is looked up again, as kube-controller-manager does.
+	customMetricsRediscovery = 5 * time.Minute
 )
 
 // podLoopMetrics are the pod loop's Prometheus metrics.
-type podLoopMetrics struct{}
+type podLoopMetrics struct{ observer *controller.Observer }
 
-func newPodLoopMetrics(prometheus.Registerer) *podLoopMetrics { return &podLoopMetrics{} }
+func newPodLoopMetrics(reg prometheus.Registerer) *podLoopMetrics {
+	return &podLoopMetrics{observer: controller.NewObserver(reg)}
+}
+
+// simulatedMetricsKey is the context key of the simulated metric source.
+type simulatedMetricsKey struct{}
+
+// WithSimulatedMetrics returns a context that makes Run's pod loop, under
+// --hpa-metrics-source=simulated, read its metrics from s: whoever holds s
+// (tidal local's demo, a test) sets the load. Without it, the simulated
+// source starts with no load and every metric is invalid until one is set.
+func WithSimulatedMetrics(ctx context.Context, s *metrics.Simulated) context.Context {
+	return context.WithValue(ctx, simulatedMetricsKey{}, s)
+}
 
 // newPodLoop builds the pod loop for one leadership term, registering its
 // informers on env.factory before it starts. A nil runner means the pod loop
-// is not part of this build yet.
-func newPodLoop(env *loopEnv) (func(context.Context), error) { return nil, nil }
+// is disabled (--hpa=false).
+func newPodLoop(env *loopEnv) (func(context.Context), error) {
+	o := env.opts.HPA
+	if !o.Enabled {
+		return nil, nil
+	}
+	pods, err := controller.NewIndexedPods(env.factory.Core().V1().Pods().Informer())
+	if err != nil {
+		return nil, err
+	}
+	var hpaInformer cache.SharedIndexInformer
+	if o.HPAObjects {
+		hpaInformer = env.factory.Autoscaling().V2().HorizontalPodAutoscalers().Informer()
+	}
+	return func(ctx context.Context) {
+		if err := runPodLoop(ctx, env, pods, hpaInformer); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Pod loop stopped; the node loop carries on")
+		}
+	}, nil
+}
+
+// runPodLoop builds the clients, the metric source and the store, then runs
+// the controller until ctx ends. The shared informers have synced.
+func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hpaInformer cache.SharedIndexInformer) error {
+	o := env.opts.HPA
+	logger := klog.FromContext(ctx).WithName("podloop")
+	ctx = klog.NewContext(ctx, logger)
+
+	disc := env.client.Discovery()
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	scales, err := scale.NewForConfig(env.restConfig, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(disc))
+	if err != nil {
+		return fmt.Errorf("scale client: %w", err)
+	}
+	source, err := podLoopMetricSource(ctx, env, mapper, disc)
+	if err != nil {
+		return err
+	}
+
+	var store controller.Store
+	if hpaInformer != nil {
+		store = controller.NewHPAStore(hpaInformer, controller.HPAClientFor(env.client))
+		logger.Info("Driving autoscaling/v2 HorizontalPodAutoscalers (--hpa-objects)")
+	} else {
+		if store, err = podAutoscalerStore(ctx, env, disc); err != nil || store == nil {
+			return err
+		}
+	}
+	c, err := controller.New(controller.Config{
+		Store:      store,
+		Pods:       pods,
+		Scales:     &controller.Scales{Mapper: mapper, Client: scales},
+		Metrics:    source,
+		Recorder:   env.recorder,
+		Clock:      clock.RealClock{},
+		HPA:        hpaConfig(o),
+		Workers:    o.Workers,
+		SyncPeriod: o.SyncPeriod,
+		Observer:   env.podMetrics.observer,
+	})
+	if err != nil {
+		return err
+	}
+	if hpaInformer == nil {
+		go store.Informer().Run(ctx.Done())
+		if !cache.WaitForCacheSync(ctx.Done(), store.Informer().HasSynced) {
+			return nil
+		}
+	}
+	c.Run(ctx)
+	return nil
+}
+
+// hpaConfig maps the flags onto the algorithm's settings.
+func hpaConfig(o config.HPAOptions) hpa.Config {
+	return hpa.Config{
+		Tolerance:                    o.Tolerance,
+		CPUInitializationPeriod:      o.CPUInitializationPeriod,
+		InitialReadinessDelay:        o.InitialReadinessDelay,
+		DownscaleStabilizationWindow: o.DownscaleStabilizationWindow,
+	}
+}
+
+// podLoopMetricSource builds the metric source the flags ask for, with the
+// Prometheus source in front when --prometheus-url is set.
+func podLoopMetricSource(ctx context.Context, env *loopEnv, mapper *restmapper.DeferredDiscoveryRESTMapper, disc discovery.DiscoveryInterface) (metrics.Source, error) {
+	o := env.opts.HPA
+	var base metrics.Source
+	switch o.MetricsSource {
+	case config.MetricsSourceSimulated:
+		sim, ok := ctx.Value(simulatedMetricsKey{}).(*metrics.Simulated)
+		if !ok {
+			sim = metrics.NewSimulated()
+			klog.FromContext(ctx).Info("Simulated metrics without a load: every metric stays invalid until one is set")
+		}
+		base = sim
+	default:
+		apis, err := metrics.NewAPIs(env.restConfig, mapper, disc)
+		if err != nil {
+			return nil, err
+		}
+		go wait.Until(apis.Invalidate, customMetricsRediscovery, ctx.Done())
+		base = apis.APIs
+	}
+	if o.PrometheusURL == "" {
+		return base, nil
+	}
+	prom, err := metrics.NewPrometheus(o.PrometheusURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus-url=%q: %w", o.PrometheusURL, err)
+	}
+	return metrics.Router{Default: base, Prometheus: prom}, nil
+}
+
+// podAutoscalerStore waits until the PodAutoscaler CRD is served, then
+// returns a store over a new PodAutoscaler informer (not started). It
+// returns nil when ctx ends first.
+func podAutoscalerStore(ctx context.Context, env *loopEnv, disc discovery.DiscoveryInterface) (controller.Store, error) {
+	logger := klog.FromContext(ctx)
+	logged := false
+	err := wait.PollUntilContextCancel(ctx, crdPollInterval, true, func(context.Context) (bool, error) {
+		served, err := controller.PodAutoscalersServed(disc)
+		if served {
+			return true, nil
+		}
+		if !logged {
+			logger.Info("PodAutoscaler CRD is not installed: the pod loop waits for it (kubectl apply -f deploy/crd/), the node loop runs meanwhile",
+				"crd", v1alpha1.Resource+"."+v1alpha1.GroupName, "err", err)
+			logged = true
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, nil
+	}
+	if logged {
+		logger.Info("PodAutoscaler CRD found")
+	}
+	client, err := v1alpha1.NewForConfig(env.restConfig)
+	if err != nil {
+		return nil, err
+	}
+	return controller.NewPodAutoscalerStore(controller.NewPodAutoscalerInformer(client, 0), controller.PodAutoscalerClientFor(client)), nil
+}

@@ -1,0 +1,181 @@
+package v1alpha1
+
+import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidal-autoscaler/tidal/hpa"
+)
+
+// PodAutoscaler scales a workload's replicas on metrics, with the Kubernetes
+// HorizontalPodAutoscaler algorithm, driven by tidal instead of the built-in
+// controller (which managed clusters do not let you turn off).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pa,categories=all;autoscaling
+// +kubebuilder:printcolumn:name="Reference",type=string,JSONPath=`.status.reference`
+// +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.targets`
+// +kubebuilder:printcolumn:name="MinPods",type=integer,JSONPath=`.spec.minReplicas`
+// +kubebuilder:printcolumn:name="MaxPods",type=integer,JSONPath=`.spec.maxReplicas`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type PodAutoscaler struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec PodAutoscalerSpec `json:"spec"`
+	// +optional
+	Status PodAutoscalerStatus `json:"status,omitempty"`
+}
+
+// PodAutoscalerList is a list of PodAutoscalers.
+//
+// +kubebuilder:object:root=true
+type PodAutoscalerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodAutoscaler `json:"items"`
+}
+
+// PodAutoscalerSpec is an autoscaling/v2 HorizontalPodAutoscalerSpec, field
+// for field, whose metric entries may also carry dual watermarks. Any valid
+// HorizontalPodAutoscaler spec is a valid PodAutoscaler spec with the same
+// meaning.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not be greater than maxReplicas"
+type PodAutoscalerSpec struct {
+	// scaleTargetRef points to the target resource to scale (any resource
+	// with a /scale subresource: Deployment, StatefulSet, ReplicaSet, ...),
+	// whose scale selector picks the pods metrics are collected for.
+	ScaleTargetRef autoscalingv2.CrossVersionObjectReference `json:"scaleTargetRef"`
+
+	// minReplicas is the lower limit of the replica count. Defaults to 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// maxReplicas is the upper limit of the replica count.
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// metrics are the metrics the replica count follows: the largest count
+	// any metric asks for wins. Without metrics, 80% average cpu utilization
+	// is used.
+	// +optional
+	// +listType=atomic
+	Metrics []MetricSpec `json:"metrics,omitempty"`
+
+	// behavior configures scaling up and down (stabilization windows,
+	// policies, tolerances), as in autoscaling/v2.
+	// +optional
+	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
+}
+
+// MetricSpec is an autoscaling/v2 MetricSpec with optional dual watermarks.
+//
+// An External metric named "prometheus" whose selector has the label
+// "query" is read from Prometheus (tidal's --prometheus-url): the label's
+// value is a PromQL instant query, and the values of its result are summed.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'Resource' || has(self.resource)",message="resource must be set when type is Resource"
+// +kubebuilder:validation:XValidation:rule="self.type != 'ContainerResource' || has(self.containerResource)",message="containerResource must be set when type is ContainerResource"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Pods' || has(self.pods)",message="pods must be set when type is Pods"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Object' || has(self.object)",message="object must be set when type is Object"
+// +kubebuilder:validation:XValidation:rule="self.type != 'External' || has(self.external)",message="external must be set when type is External"
+type MetricSpec struct {
+	autoscalingv2.MetricSpec `json:",inline"`
+
+	// watermarks replace this metric's single target with a band: above
+	// high the replica count grows in proportion, below low it shrinks in
+	// proportion, in between it stays. The values are in the unit of the
+	// metric's target (whole percent for Utilization targets).
+	// +optional
+	Watermarks *Watermarks `json:"watermarks,omitempty"`
+}
+
+// Watermarks is a metric's dual-watermark band. See the hpa package for the
+// exact arithmetic.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.high) || has(self.low)",message="set high, low or both"
+type Watermarks struct {
+	// high is the scale-up watermark: above it the count becomes
+	// ceil(current * value / high).
+	// +optional
+	High *resource.Quantity `json:"high,omitempty"`
+	// low is the scale-down watermark: below it the count becomes
+	// floor(current * value / low). It must not be above high.
+	// +optional
+	Low *resource.Quantity `json:"low,omitempty"`
+	// highTolerancePercent widens high: scale up only above
+	// high * (1 + t/100). Defaults to 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	HighTolerancePercent *int32 `json:"highTolerancePercent,omitempty"`
+	// lowTolerancePercent widens low: scale down only below
+	// low * (1 - t/100). Defaults to 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	LowTolerancePercent *int32 `json:"lowTolerancePercent,omitempty"`
+	// maxScaleUpPercent limits one scale-up step to this percentage of the
+	// current count (at least one pod).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxScaleUpPercent *int32 `json:"maxScaleUpPercent,omitempty"`
+	// maxScaleDownPercent limits one scale-down step to this percentage of
+	// the current count (at least one pod).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	MaxScaleDownPercent *int32 `json:"maxScaleDownPercent,omitempty"`
+}
+
+// PodAutoscalerStatus is the autoscaling/v2 HorizontalPodAutoscalerStatus,
+// field for field, plus tidal's history and two display fields.
+type PodAutoscalerStatus struct {
+	autoscalingv2.HorizontalPodAutoscalerStatus `json:",inline"`
+
+	// reference is the scale target as Kind/Name, for display.
+	// +optional
+	Reference string `json:"reference,omitempty"`
+	// targets summarises each metric's current value and target, for
+	// display ("cpu: 45%/50%, queue: 7/10").
+	// +optional
+	Targets string `json:"targets,omitempty"`
+	// history is the recent recommendations and scale events the
+	// stabilization windows and scaling policies look back on. tidal keeps
+	// it here so that a restart or a new leader carries on where the last
+	// one stopped.
+	// +optional
+	History *hpa.History `json:"history,omitempty"`
+}
+
+// HPASpec returns the autoscaling/v2 spec the calculation runs on, and the
+// watermarks index-aligned with its metrics (nil when no metric has any).
+// The result shares memory with s: treat it as read-only.
+func (s *PodAutoscalerSpec) HPASpec() (autoscalingv2.HorizontalPodAutoscalerSpec, []*hpa.Watermarks) {
+	out := autoscalingv2.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: s.ScaleTargetRef,
+		MinReplicas:    s.MinReplicas,
+		MaxReplicas:    s.MaxReplicas,
+		Behavior:       s.Behavior,
+	}
+	var marks []*hpa.Watermarks
+	if len(s.Metrics) > 0 {
+		out.Metrics = make([]autoscalingv2.MetricSpec, len(s.Metrics))
+	}
+	for i := range s.Metrics {
+		out.Metrics[i] = s.Metrics[i].MetricSpec
+		if w := s.Metrics[i].Watermarks; w != nil {
+			if marks == nil {
+				marks = make([]*hpa.Watermarks, len(s.Metrics))
+			}
+			hw := hpa.Watermarks(*w)
+			marks[i] = &hw
+		}
+	}
+	return out, marks
+}

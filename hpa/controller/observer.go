@@ -1,0 +1,81 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Action and error labels of the reconciliation metrics.
+const (
+	actionScaleUp   = "scale_up"
+	actionScaleDown = "scale_down"
+	actionNone      = "none"
+
+	errorNone     = "none"
+	errorMetrics  = "metrics"
+	errorInternal = "internal"
+	errorSpec     = "spec"
+)
+
+// Observer holds the pod loop's Prometheus metrics. A nil *Observer
+// records nothing.
+type Observer struct {
+	reconciles   *prometheus.CounterVec
+	duration     prometheus.Histogram
+	metricErrors *prometheus.CounterVec
+	statusWrites prometheus.Counter
+}
+
+// NewObserver registers the pod loop's metrics:
+//
+//   - tidal_pod_autoscaler_reconciliations_total{action,error}: syncs by
+//     what they did (scale_up, scale_down, none) and what failed (none,
+//     metrics, spec, internal);
+//   - tidal_pod_autoscaler_reconciliation_duration_seconds: sync latency;
+//   - tidal_pod_autoscaler_metric_errors_total{metric_type}: metrics that
+//     could not be computed;
+//   - tidal_pod_autoscaler_status_writes_total: status updates sent.
+func NewObserver(reg prometheus.Registerer) *Observer {
+	o := &Observer{
+		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidal_pod_autoscaler_reconciliations_total",
+			Help: "Pod autoscaler syncs by action taken and error met.",
+		}, []string{"action", "error"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tidal_pod_autoscaler_reconciliation_duration_seconds",
+			Help:    "Duration of one pod autoscaler sync.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}),
+		metricErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidal_pod_autoscaler_metric_errors_total",
+			Help: "Metrics that could not be computed, by metric source type.",
+		}, []string{"metric_type"}),
+		statusWrites: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tidal_pod_autoscaler_status_writes_total",
+			Help: "Status updates the pod loop sent.",
+		}),
+	}
+	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites)
+	return o
+}
+
+func (o *Observer) reconciled(action, errLabel string, took time.Duration) {
+	if o == nil {
+		return
+	}
+	o.reconciles.WithLabelValues(action, errLabel).Inc()
+	o.duration.Observe(took.Seconds())
+}
+
+func (o *Observer) metricFailed(metricType string) {
+	if o != nil {
+		o.metricErrors.WithLabelValues(metricType).Inc()
+	}
+}
+
+func (o *Observer) statusWritten() {
+	if o != nil {
+		o.statusWrites.Inc()
+	}
+}

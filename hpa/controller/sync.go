@@ -1,0 +1,289 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+
+	"github.com/tidal-autoscaler/tidal/hpa"
+	"github.com/tidal-autoscaler/tidal/hpa/metrics"
+)
+
+// Event reasons, as the Kubernetes HPA controller names them, plus
+// InvalidWatermarks for tidal's own spec.
+const (
+	EventSuccessfulRescale            = "SuccessfulRescale"
+	EventFailedRescale                = "FailedRescale"
+	EventFailedGetScale               = "FailedGetScale"
+	EventFailedComputeMetricsReplicas = "FailedComputeMetricsReplicas"
+	EventFailedUpdateStatus           = "FailedUpdateStatus"
+	EventSelectorRequired             = "SelectorRequired"
+	EventInvalidSelector              = "InvalidSelector"
+	EventAmbiguousSelector            = "AmbiguousSelector"
+	EventInvalidWatermarks            = "InvalidWatermarks"
+)
+
+// Sync syncs one autoscaler ("namespace/name") once. gone reports that it
+// no longer exists. The error is an API failure worth a quick retry (reading
+// or writing /scale, writing status); metric failures are not errors here:
+// they are reported in the status and in events, and the next periodic
+// sync tries again.
+func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error) {
+	start := time.Now()
+	a, err := c.cfg.Store.Get(key)
+	if err != nil {
+		return false, err
+	}
+	if a == nil {
+		c.selectors.remove(key)
+		return true, nil
+	}
+	s := &syncRun{
+		c: c, a: a, now: c.clock.Now().Truncate(time.Second),
+		status: *a.Status.DeepCopy(), history: a.History,
+		action: actionNone, errLabel: errorNone,
+		logger: klog.FromContext(ctx).WithValues("podAutoscaler", key),
+	}
+	err = s.run(ctx)
+	if err != nil {
+		s.errLabel = errorInternal
+	}
+	written, werr := c.cfg.Store.WriteStatus(ctx, a, s.status, compactHistory(s.history))
+	if written {
+		c.cfg.Observer.statusWritten()
+	}
+	if werr != nil {
+		s.event(corev1.EventTypeWarning, EventFailedUpdateStatus, werr.Error())
+		s.errLabel = errorInternal
+		err = errors.Join(err, werr)
+	}
+	c.cfg.Observer.reconciled(s.action, s.errLabel, time.Since(start))
+	return false, err
+}
+
+// syncRun is the state of one sync.
+type syncRun struct {
+	c   *Controller
+	a   *Autoscaler
+	now time.Time
+	// status and history are what the sync writes back.
+	status   autoscalingv2.HorizontalPodAutoscalerStatus
+	history  hpa.History
+	action   string
+	errLabel string
+	logger   klog.Logger
+}
+
+// run decides and acts; it fills s.status and s.history as Kubernetes
+// fills the HPA status in each outcome.
+func (s *syncRun) run(ctx context.Context) error {
+	a := s.a
+	generation := a.Generation
+	s.status.ObservedGeneration = &generation
+	if a.SpecErr != nil {
+		s.errLabel = errorSpec
+		s.event(corev1.EventTypeWarning, EventInvalidWatermarks, a.SpecErr.Error())
+		s.setConditions(hpa.Condition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionFalse,
+			Reason: EventInvalidWatermarks, Message: a.SpecErr.Error()})
+		return nil
+	}
+	spec := hpa.DefaultSpec(a.Spec)
+	ref := fmt.Sprintf("%s/%s/%s", spec.ScaleTargetRef.Kind, a.Namespace, spec.ScaleTargetRef.Name)
+
+	sc, gr, err := s.c.cfg.Scales.Get(ctx, a.Namespace, spec.ScaleTargetRef)
+	if err != nil {
+		s.event(corev1.EventTypeWarning, EventFailedGetScale, err.Error())
+		s.setConditions(hpa.FailedGetScaleCondition(err))
+		return fmt.Errorf("failed to query scale subresource for %s: %w", ref, err)
+	}
+	current := sc.Spec.Replicas
+	in := hpa.ReconcileInput{
+		Spec: spec, Watermarks: a.Watermarks, History: a.History,
+		Snapshot: hpa.Snapshot{Now: s.now, SpecReplicas: current, StatusReplicas: sc.Status.Replicas},
+	}
+	if needsMetrics(spec, current) {
+		sel, pods, cond, err := s.pods(sc.Status.Selector)
+		if err != nil {
+			// As Kubernetes: no metric is computed and nothing scales.
+			s.errLabel = errorSpec
+			s.history = hpa.SeedRecommendation(a.History, current, s.now)
+			s.setConditions(hpa.Condition{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue,
+				Reason: hpa.ReasonSucceededGetScale, Message: "the HPA controller was able to get the target's current scale"}, cond)
+			s.setMetrics(current, s.status.DesiredReplicas, nil)
+			s.event(corev1.EventTypeWarning, EventFailedComputeMetricsReplicas, err.Error())
+			return nil
+		}
+		in.Pods = pods
+		in.Data = s.fetch(ctx, spec.Metrics, sel, pods)
+	}
+
+	d := hpa.Reconcile(s.c.cfg.HPA, in)
+	s.history = d.History
+	for _, f := range d.Failures {
+		s.event(corev1.EventTypeWarning, f.Reason, f.Err.Error())
+		s.c.cfg.Observer.metricFailed(string(spec.Metrics[f.Index].Type))
+	}
+	if d.Err != nil {
+		s.errLabel = errorMetrics
+		s.logger.V(2).Info("Metrics failed", "scaleTarget", ref, "err", d.Err)
+	}
+	if d.DesiredReplicas == -1 {
+		// No decision: hold the replicas, keep the last desired count.
+		s.setConditions(d.Conditions...)
+		s.setMetrics(current, s.status.DesiredReplicas, d.MetricStatuses)
+		msg := "no replica count could be computed"
+		if d.Err != nil {
+			msg = d.Err.Error()
+		}
+		s.event(corev1.EventTypeWarning, EventFailedComputeMetricsReplicas, msg)
+		return nil
+	}
+	if !d.Rescale {
+		s.setConditions(d.Conditions...)
+		s.setMetrics(current, current, d.MetricStatuses)
+		return nil
+	}
+	if err := s.rescale(ctx, a.Namespace, spec.ScaleTargetRef, gr, sc, d.DesiredReplicas); err != nil {
+		s.event(corev1.EventTypeWarning, EventFailedRescale,
+			fmt.Sprintf("New size: %d; reason: %s; error: %v", d.DesiredReplicas, d.Reason, err))
+		s.setConditions(append(d.Conditions, hpa.FailedUpdateScaleCondition(err))...)
+		s.setMetrics(current, s.status.DesiredReplicas, d.MetricStatuses)
+		return fmt.Errorf("failed to rescale %s: %w", ref, err)
+	}
+	s.event(corev1.EventTypeNormal, EventSuccessfulRescale, fmt.Sprintf("New size: %d; reason: %s", d.DesiredReplicas, d.Reason))
+	s.logger.Info("Rescaled", "scaleTarget", ref, "from", current, "to", d.DesiredReplicas, "reason", d.Reason)
+	s.history = hpa.RecordScaleEvent(s.history, spec.Behavior, current, d.DesiredReplicas, s.now)
+	s.action = actionScaleUp
+	if d.DesiredReplicas < current {
+		s.action = actionScaleDown
+	}
+	s.setConditions(append(d.Conditions, hpa.SucceededRescaleCondition(d.DesiredReplicas))...)
+	s.setMetrics(current, d.DesiredReplicas, d.MetricStatuses)
+	last := metav1.NewTime(s.now)
+	s.status.LastScaleTime = &last
+	return nil
+}
+
+// needsMetrics reports whether Reconcile will look at metrics: a current
+// count of zero disables scaling, one outside [min, max] is clamped.
+func needsMetrics(spec autoscalingv2.HorizontalPodAutoscalerSpec, current int32) bool {
+	minReplicas := int32(1)
+	if spec.MinReplicas != nil {
+		minReplicas = *spec.MinReplicas
+	}
+	return current != 0 && current <= spec.MaxReplicas && current >= minReplicas
+}
+
+// pods parses the scale's selector, checks that no other autoscaler selects
+// the same pods, and lists them. On failure it returns the ScalingActive
+// condition and the error Kubernetes reports.
+func (s *syncRun) pods(selector string) (labels.Selector, []*corev1.Pod, hpa.Condition, error) {
+	a := s.a
+	if selector == "" {
+		s.event(corev1.EventTypeWarning, EventSelectorRequired, "selector is required")
+		return nil, nil, hpa.InvalidSelectorCondition("the HPA target's scale is missing a selector"), errors.New("selector is required")
+	}
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		msg := fmt.Sprintf("couldn't convert selector into a corresponding internal selector object: %v", err)
+		s.event(corev1.EventTypeWarning, EventInvalidSelector, msg)
+		return nil, nil, hpa.InvalidSelectorCondition(msg), errors.New(msg)
+	}
+	s.c.selectors.set(a.Key, a.Namespace, sel)
+	pods, err := s.c.cfg.Pods.List(a.Namespace, sel)
+	if err != nil {
+		return nil, nil, hpa.InvalidSelectorCondition(err.Error()), err
+	}
+	if others := s.c.selectors.others(a.Key, a.Namespace, pods); len(others) > 0 {
+		msg := fmt.Sprintf("pods by selector %v are controlled by multiple autoscalers: [%s]", selector,
+			strings.Join(append([]string{a.Key}, others...), " "))
+		s.event(corev1.EventTypeWarning, EventAmbiguousSelector, msg)
+		return nil, nil, hpa.AmbiguousSelectorCondition(msg), errors.New(msg)
+	}
+	return sel, pods, hpa.Condition{}, nil
+}
+
+// fetch reads every metric, in spec order.
+func (s *syncRun) fetch(ctx context.Context, specs []autoscalingv2.MetricSpec, sel labels.Selector, pods []*corev1.Pod) []hpa.MetricData {
+	out := make([]hpa.MetricData, len(specs))
+	for i, m := range specs {
+		out[i] = s.c.cfg.Metrics.Fetch(ctx, metrics.Request{
+			Namespace: s.a.Namespace, Selector: sel, Pods: pods, Metric: m, Now: s.now,
+		})
+	}
+	return out
+}
+
+// rescale writes the desired count to /scale; on a conflict it reads the
+// scale again and retries.
+func (s *syncRun) rescale(ctx context.Context, ns string, ref autoscalingv2.CrossVersionObjectReference, gr schema.GroupResource, sc *autoscalingv1.Scale, desired int32) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sc.Spec.Replicas = desired
+		_, err := s.c.cfg.Scales.Update(ctx, ns, gr, sc)
+		if err == nil || !apierrors.IsConflict(err) {
+			return err
+		}
+		if latest, _, gerr := s.c.cfg.Scales.Get(ctx, ns, ref); gerr == nil {
+			sc = latest
+		}
+		return err
+	})
+}
+
+// setConditions applies conditions to the status being built.
+func (s *syncRun) setConditions(conds ...hpa.Condition) {
+	s.status.Conditions = hpa.ApplyConditions(s.status.Conditions, conds, metav1.NewTime(s.now))
+}
+
+// setMetrics sets the replica counts and the metric statuses.
+func (s *syncRun) setMetrics(current, desired int32, statuses []autoscalingv2.MetricStatus) {
+	s.status.CurrentReplicas, s.status.DesiredReplicas, s.status.CurrentMetrics = current, desired, statuses
+}
+
+// event records an event on the autoscaler.
+func (s *syncRun) event(eventType, reason, message string) {
+	s.c.cfg.Recorder.Event(s.a.Ref, eventType, reason, message)
+}
+
+// compactHistory keeps, of the recommendations with equal replica counts,
+// only the newest, oldest first. No stabilization outcome changes: a window
+// that holds an older entry holds the newer one of the same count too. It
+// keeps the persisted history small, and a re-sync within the same second
+// from writing a status that did not change.
+func compactHistory(h hpa.History) hpa.History {
+	if len(h.Recommendations) < 2 {
+		return h
+	}
+	newest := make(map[int32]metav1.Time, len(h.Recommendations))
+	for _, r := range h.Recommendations {
+		if t, ok := newest[r.Replicas]; !ok || r.Timestamp.After(t.Time) {
+			newest[r.Replicas] = r.Timestamp
+		}
+	}
+	if len(newest) == len(h.Recommendations) {
+		return h
+	}
+	recs := make([]hpa.Recommendation, 0, len(newest))
+	for _, r := range h.Recommendations {
+		if t, ok := newest[r.Replicas]; ok && t.Equal(&r.Timestamp) {
+			recs = append(recs, r)
+			delete(newest, r.Replicas)
+		}
+	}
+	slices.SortStableFunc(recs, func(a, b hpa.Recommendation) int { return a.Timestamp.Time.Compare(b.Timestamp.Time) })
+	h.Recommendations = recs
+	return h
+}

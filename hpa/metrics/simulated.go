@@ -1,0 +1,156 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidal-autoscaler/tidal/hpa"
+)
+
+// DefaultSimulatedWindow is the sampling window the simulated per-pod
+// samples claim.
+const DefaultSimulatedWindow = 15 * time.Second
+
+// Load is a metric's total demand at an instant, in the metric's base unit:
+// cores for cpu, bytes for memory, the metric's own unit otherwise.
+type Load func(now time.Time) float64
+
+// Constant is a load that does not change.
+func Constant(total float64) Load { return func(time.Time) float64 { return total } }
+
+// Simulated is a metric source without a metrics pipeline: each metric
+// follows a load that a demo or a test sets, and the pods share it the way
+// real pods share traffic.
+//
+//   - Resource, ContainerResource and Pods metrics: the load is split evenly
+//     over the Running pods that are not being deleted; each gets a sample
+//     of load/n taken at the sync time.
+//   - Object metrics: the object's value is the load.
+//   - External metrics (Prometheus ones included): one series whose value is
+//     the load.
+//
+// A metric is looked up as "<namespace>/<name>", then "<name>", where the
+// name is the resource name (cpu, memory) or the metric's name. A metric
+// without a load, or set to fail, is invalid. Simulated is safe for
+// concurrent use.
+type Simulated struct {
+	mu      sync.RWMutex
+	entries map[string]simEntry
+	// Window is the window the samples claim (DefaultSimulatedWindow).
+	Window time.Duration
+}
+
+type simEntry struct {
+	load Load
+	err  error
+}
+
+// NewSimulated returns a source with no loads set.
+func NewSimulated() *Simulated {
+	return &Simulated{entries: map[string]simEntry{}, Window: DefaultSimulatedWindow}
+}
+
+// Set makes a metric follow load. The key is "<name>" for every namespace
+// or "<namespace>/<name>" for one. A nil load removes the metric.
+func (s *Simulated) Set(key string, load Load) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if load == nil {
+		delete(s.entries, key)
+		return
+	}
+	s.entries[key] = simEntry{load: load}
+}
+
+// Fail makes a metric fail with err until it is Set again, as an outage of
+// its metrics pipeline would.
+func (s *Simulated) Fail(key string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entries[key] = simEntry{err: err}
+}
+
+// Fetch computes the metric from its load.
+func (s *Simulated) Fetch(_ context.Context, req Request) hpa.MetricData {
+	name, perPod := simulatedName(req.Metric)
+	if name == "" {
+		return failed(fmt.Errorf("metric type %q has no simulated source", req.Metric.Type))
+	}
+	s.mu.RLock()
+	e, ok := s.entries[req.Namespace+"/"+name]
+	if !ok {
+		e, ok = s.entries[name]
+	}
+	s.mu.RUnlock()
+	switch {
+	case !ok:
+		return failed(fmt.Errorf("no simulated load is set for metric %s", name))
+	case e.err != nil:
+		return failed(fmt.Errorf("simulated metric %s: %w", name, e.err))
+	}
+	total, err := toMilli(e.load(req.Now))
+	if err != nil {
+		return failed(fmt.Errorf("simulated metric %s: %w", name, err))
+	}
+	if !perPod {
+		if req.Metric.Type == autoscalingv2.ObjectMetricSourceType {
+			return hpa.MetricData{ObjectValue: total, Timestamp: req.Now}
+		}
+		return hpa.MetricData{ExternalValues: []int64{total}, Timestamp: req.Now}
+	}
+	return hpa.MetricData{PodMetrics: s.share(req, total), Timestamp: req.Now}
+}
+
+// share splits a total over the running pods.
+func (s *Simulated) share(req Request, total int64) hpa.PodMetrics {
+	running := 0
+	for _, p := range req.Pods {
+		if isRunning(p) {
+			running++
+		}
+	}
+	out := make(hpa.PodMetrics, running)
+	if running == 0 {
+		return out
+	}
+	each := int64(math.Round(float64(total) / float64(running)))
+	window := s.Window
+	if window <= 0 {
+		window = DefaultSimulatedWindow
+	}
+	for _, p := range req.Pods {
+		if isRunning(p) {
+			out[p.Name] = hpa.PodMetric{Timestamp: req.Now, Window: window, Value: each}
+		}
+	}
+	return out
+}
+
+// isRunning reports whether a pod takes a share of the load.
+func isRunning(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
+}
+
+// simulatedName is the name a metric's load is set under, and whether the
+// load is spread over pods.
+func simulatedName(m autoscalingv2.MetricSpec) (string, bool) {
+	switch {
+	case m.Type == autoscalingv2.ResourceMetricSourceType && m.Resource != nil:
+		return string(m.Resource.Name), true
+	case m.Type == autoscalingv2.ContainerResourceMetricSourceType && m.ContainerResource != nil:
+		return string(m.ContainerResource.Name), true
+	case m.Type == autoscalingv2.PodsMetricSourceType && m.Pods != nil:
+		return m.Pods.Metric.Name, true
+	case m.Type == autoscalingv2.ObjectMetricSourceType && m.Object != nil:
+		return m.Object.Metric.Name, false
+	case m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil:
+		return m.External.Metric.Name, false
+	}
+	return "", false
+}
