@@ -81,9 +81,15 @@ func (c *Checker) PreFilter(ctx context.Context, pod *corev1.Pod) (*PodCheck, er
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	pc := &PodCheck{Pod: pod, Info: info}
+	return c.PreFilterInfo(ctx, info), nil
+}
+
+// PreFilterInfo is PreFilter for a pod already parsed, such as one taken
+// from a node of the snapshot (its computed requests are reused).
+func (c *Checker) PreFilterInfo(ctx context.Context, info *framework.PodInfo) *PodCheck {
+	pc := &PodCheck{Pod: info.Pod, Info: info}
 	c.refresh(ctx, pc)
-	return pc, nil
+	return pc
 }
 
 // Refresh reruns PreFilter, after changes to the snapshot that the
@@ -109,6 +115,12 @@ func (c *Checker) Filter(ctx context.Context, pc *PodCheck, ni fwk.NodeInfo) *fw
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) PreFilter")
 	}
 	return c.fw.RunFilterPlugins(ctx, pc.state, pc.Pod, ni)
+}
+
+// PlaceOnly binds pc's pod to node in the snapshot without updating pc's
+// PreFilter state: for a pod placed once, whose check is not reused.
+func (c *Checker) PlaceOnly(pc *PodCheck, nodeName string) error {
+	return c.snapshot.AddPod(pc.Info, nodeName)
 }
 
 // Place binds a pod equivalent to pc.Pod (pod itself, or pc.Pod) to node in

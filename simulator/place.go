@@ -31,12 +31,22 @@ func (c *Checker) CheckGroup(ctx context.Context, g *PodGroup) (*GroupCheck, err
 	if err != nil {
 		return nil, err
 	}
+	return c.groupCheck(pc, g), nil
+}
+
+// CheckPod is CheckGroup for one parsed pod, as moved off a node: its
+// requests are not computed again.
+func (c *Checker) CheckPod(ctx context.Context, info *framework.PodInfo) *GroupCheck {
+	return c.groupCheck(c.PreFilterInfo(ctx, info), &PodGroup{Pods: []*corev1.Pod{info.Pod}})
+}
+
+func (c *Checker) groupCheck(pc *PodCheck, g *PodGroup) *GroupCheck {
 	res := pc.Info.CalculateResource().Resource.(*framework.Resource)
 	pod := g.Representative()
 	spread := len(pod.Spec.TopologySpreadConstraints) > 0
 	affinity := pod.Spec.Affinity != nil && pod.Spec.Affinity.PodAffinity != nil &&
 		len(pod.Spec.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
-	return &GroupCheck{PodCheck: pc, Group: g, req: res, monotone: !spread && !affinity, spread: spread}, nil
+	return &GroupCheck{PodCheck: pc, Group: g, req: res, monotone: !spread && !affinity, spread: spread}
 }
 
 // Requests are the group's pod's effective cpu (millicores) and memory
@@ -84,6 +94,9 @@ func (c *Checker) Fits(ctx context.Context, gc *GroupCheck, ni fwk.NodeInfo) *fw
 // fitted.
 type Cursor struct {
 	pos int
+	// Wrap makes every search look at all nodes, starting at the cursor
+	// and wrapping around: for a cursor used as a hint across groups.
+	Wrap bool
 }
 
 // MoveTo makes the next search start at node index i.
@@ -94,18 +107,24 @@ func (c *Cursor) MoveTo(i int) { c.pos = i }
 // once, because placing pods elsewhere can make an earlier node fit again.
 func (c *Checker) FindNode(ctx context.Context, gc *GroupCheck, nodes []fwk.NodeInfo, cur *Cursor) int {
 	n := len(nodes)
+	if n == 0 {
+		return -1
+	}
 	limit := n - cur.pos
-	if !gc.monotone {
+	if !gc.monotone || cur.Wrap {
 		limit = n
+	}
+	if gc.Status != nil {
+		return -1
 	}
 	for i := 0; i < limit; i++ {
 		idx := (cur.pos + i) % n
-		if c.Fits(ctx, gc, nodes[idx]).IsSuccess() {
+		if gc.ResourcesFit(nodes[idx]) && c.Filter(ctx, gc.PodCheck, nodes[idx]).IsSuccess() {
 			cur.pos = idx
 			return idx
 		}
 	}
-	if gc.monotone {
+	if gc.monotone && !cur.Wrap {
 		cur.pos = n
 	}
 	return -1
@@ -150,8 +169,12 @@ type Placed struct {
 // already placed.
 var statefulPlugins = []string{names.InterPodAffinity, names.PodTopologySpread}
 
-// stateful reports whether the group's PreFilter state depends on placed
-// pods (it has pod affinity or topology spread to evaluate).
+// Stateful reports whether the group's PreFilter state depends on where
+// other pods are (it has pod affinity or topology spread to evaluate).
+func (gc *GroupCheck) Stateful() bool {
+	return gc.Status == nil && gc.stateful()
+}
+
 func (gc *GroupCheck) stateful() bool {
 	skip := gc.state.GetSkipFilterPlugins()
 	for _, name := range statefulPlugins {

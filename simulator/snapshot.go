@@ -33,6 +33,8 @@ type Snapshot struct {
 
 	undo  []undoEntry
 	marks []int
+	// version counts changes made outside any fork.
+	version uint64
 }
 
 type undoKind int
@@ -178,8 +180,18 @@ func (s *Snapshot) trackPod(pi fwk.PodInfo, sign int) {
 func (s *Snapshot) log(e undoEntry) {
 	if len(s.marks) > 0 {
 		s.undo = append(s.undo, e)
+		return
 	}
+	s.version++
 }
+
+// Version changes whenever the snapshot changes outside a fork: equal
+// versions mean the same cluster, so results computed on it still hold.
+func (s *Snapshot) Version() uint64 { return s.version }
+
+// Touch marks an outside change made directly on a NodeInfo (such as a
+// new Node object for an existing node).
+func (s *Snapshot) Touch() { s.version++ }
 
 // Fork starts a what-if: changes from now on can be undone with Revert.
 func (s *Snapshot) Fork() { s.marks = append(s.marks, len(s.undo)) }
