@@ -43,7 +43,8 @@ type Options struct {
 	MaxNodeProvisionTime time.Duration
 	MaxInactivity        time.Duration
 
-	ScaleUp ScaleUpOptions
+	ScaleUp   ScaleUpOptions
+	ScaleDown ScaleDownOptions
 
 	// AWS holds the options of --cloud-provider=aws.
 	AWS AWSOptions
@@ -68,6 +69,7 @@ func NewOptions() *Options {
 		MaxNodeProvisionTime: 15 * time.Minute,
 		MaxInactivity:        10 * time.Minute,
 		ScaleUp:              DefaultScaleUpOptions(),
+		ScaleDown:            DefaultScaleDownOptions(),
 	}
 }
 
@@ -93,6 +95,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxNodeProvisionTime, "max-node-provision-time", o.MaxNodeProvisionTime, "How long a requested node may take to register before the request is considered failed.")
 	fs.DurationVar(&o.MaxInactivity, "max-inactivity", o.MaxInactivity, "/healthz fails when the leader's node loop has not completed a run for this long.")
 	o.ScaleUp.AddFlags(fs)
+	o.ScaleDown.AddFlags(fs)
 	o.AWS.AddFlags(fs)
 	o.HPA.AddFlags(fs)
 }
@@ -127,7 +130,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline=%v must be shorter than --leader-elect-lease-duration=%v", o.RenewDeadline, o.LeaseDuration))
 		}
 	}
-	errs = append(errs, o.ScaleUp.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate())
+	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate())
 	if o.KubeClientQPS <= 0 || o.KubeBurst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-client-qps=%v and --kube-client-burst=%d must be positive", o.KubeClientQPS, o.KubeBurst))
 	}

@@ -19,7 +19,9 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -27,6 +29,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
@@ -50,10 +53,15 @@ type NodeLoop struct {
 	clock clock.WithTicker
 	chain *expander.Chain
 
-	pods       corelisters.PodLister
-	nodes      corelisters.NodeLister
-	daemonSets appslisters.DaemonSetLister
-	configMaps *configMapSource
+	pods         corelisters.PodLister
+	nodes        corelisters.NodeLister
+	daemonSets   appslisters.DaemonSetLister
+	replicaSets  appslisters.ReplicaSetLister
+	statefulSets appslisters.StatefulSetLister
+	rcs          corelisters.ReplicationControllerLister
+	jobs         batchlisters.JobLister
+	pdbs         policylisters.PodDisruptionBudgetLister
+	configMaps   *configMapSource
 
 	live    *liveSnapshot
 	checker *simulator.Checker
@@ -63,6 +71,13 @@ type NodeLoop struct {
 	status  *statusWriter
 	prio    *priorityConfig
 
+	sdPlanner     scaledown.Planner
+	actuator      *actuator
+	unneededSince map[string]time.Time
+	lastScaleUp   time.Time
+
+	// lifetime is Run's context: removals in the background end with it.
+	lifetime     context.Context
 	trigger      chan struct{}
 	lastActivity atomic.Int64
 	fairness     int
@@ -92,6 +107,12 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	nodes := cfg.Factory.Core().V1().Nodes()
 	l.pods, l.nodes = pods.Lister(), nodes.Lister()
 	l.daemonSets = cfg.Factory.Apps().V1().DaemonSets().Lister()
+	l.replicaSets = cfg.Factory.Apps().V1().ReplicaSets().Lister()
+	l.statefulSets = cfg.Factory.Apps().V1().StatefulSets().Lister()
+	l.rcs = cfg.Factory.Core().V1().ReplicationControllers().Lister()
+	l.jobs = cfg.Factory.Batch().V1().Jobs().Lister()
+	l.pdbs = cfg.Factory.Policy().V1().PodDisruptionBudgets().Lister()
+	l.lifetime = ctx
 	if _, err := pods.Informer().AddEventHandler(l.live.podHandler()); err != nil {
 		return nil, fmt.Errorf("pod informer: %w", err)
 	}
@@ -104,6 +125,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace)
 	l.prio = newPriorityConfig(l.configMaps, l.events)
 	l.status = newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)
+	l.actuator = newActuator(cfg.Client, l.events, l.status, cfg.Clock, cfg.Options.ScaleDown, cfg.Metrics)
 	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, cfg.Factory, cfg.Client); err != nil {
 		return nil, err
 	}
@@ -148,8 +170,12 @@ func (l *NodeLoop) Run(ctx context.Context) {
 	if err := l.configMaps.start(ctx); err != nil {
 		logger.Error(err, "ConfigMap informer did not start; the priority expander falls back to the next strategy")
 	}
+	l.lifetime = ctx
+	l.cleanUpTaints(ctx)
 	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.chain.Names())
 	defer logger.Info("Node loop stopped")
+	// Removals under way stop with ctx and take their taints off.
+	defer l.actuator.wait()
 	timer := l.clock.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -219,7 +245,10 @@ func (l *NodeLoop) RunOnce(ctx context.Context) error {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
 		return nil
 	}
-	return l.scaleUp(ctx, obs, report)
+	if err := l.scaleUp(ctx, obs, report); err != nil {
+		return err
+	}
+	return l.scaleDown(ctx, obs, report)
 }
 
 func (l *NodeLoop) rand() *rand.Rand { return l.rnd }

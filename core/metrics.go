@@ -21,6 +21,13 @@ type Metrics struct {
 	FailedScaleUps         *prometheus.CounterVec
 	Errors                 *prometheus.CounterVec
 	LastActivity           *prometheus.GaugeVec
+
+	UnneededNodes       prometheus.Gauge
+	UnremovableNodes    *prometheus.GaugeVec
+	ScaleDownInCooldown prometheus.Gauge
+	ScaledDownNodes     *prometheus.CounterVec
+	FailedScaleDowns    *prometheus.CounterVec
+	EvictedPods         *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -76,6 +83,31 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Unix time of the last node-loop activity of each kind.",
 		}, []string{"activity"}),
 	}
+	m.UnneededNodes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tidal_unneeded_nodes_count",
+		Help: "Nodes whose pods all fit elsewhere, at the last iteration.",
+	})
+	m.UnremovableNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tidal_unremovable_nodes_count",
+		Help: "Scale-down candidates that must stay, by reason.",
+	}, []string{"reason"})
+	m.ScaleDownInCooldown = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tidal_scale_down_in_cooldown",
+		Help: "1 while scale-down waits after a scale-up, a deletion or a failure.",
+	})
+	m.ScaledDownNodes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidal_scaled_down_nodes_total",
+		Help: "Nodes removed, by node group and why (empty, underutilized, unready).",
+	}, []string{"node_group", "reason"})
+	m.FailedScaleDowns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidal_failed_scale_downs_total",
+		Help: "Node removals abandoned (the node stays, untainted).",
+	}, []string{"node_group"})
+	m.EvictedPods = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidal_evicted_pods_total",
+		Help: "Evictions by result: succeeded, retried (refused, tried again), failed.",
+	}, []string{"eviction_result"})
+	reg.MustRegister(m.UnneededNodes, m.UnremovableNodes, m.ScaleDownInCooldown, m.ScaledDownNodes, m.FailedScaleDowns, m.EvictedPods)
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
 	return m

@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 )
 
@@ -31,22 +32,71 @@ type Options struct {
 	NewPodScaleUpDelay           time.Duration
 
 	ClusterState clusterstate.Options
+	ScaleDown    ScaleDownOptions
 
 	WriteStatusConfigMap   bool
 	StatusConfigMapName    string
 	RecordDuplicatedEvents bool
 }
 
-// DefaultOptions are Cluster Autoscaler's defaults where it has the option.
-func DefaultOptions() Options {
+// ScaleDownOptions are the scale-down settings, Cluster Autoscaler's names.
+type ScaleDownOptions struct {
+	Enabled              bool
+	UtilizationThreshold float64
+	UnneededTime         time.Duration
+	UnreadyTime          time.Duration
+	DelayAfterAdd        time.Duration
+	DelayAfterDelete     time.Duration
+	DelayAfterFailure    time.Duration
+
+	IgnoreDaemonSetsUtilization       bool
+	SkipNodesWithSystemPods           bool
+	SkipNodesWithLocalStorage         bool
+	SkipNodesWithCustomControllerPods bool
+
+	// MaxParallelism bounds removals in progress; MaxDrainParallelism the
+	// non-empty ones among them.
+	MaxParallelism         int
+	MaxDrainParallelism    int
+	MaxGracefulTermination time.Duration
+	MaxPodEvictionTime     time.Duration
+	// EvictionRetryInterval is how long an eviction refused by a PDB waits
+	// before it is tried again.
+	EvictionRetryInterval time.Duration
+	MaxBulkSoftTaint      int
+	EvictDaemonSetPods    bool
+
+	// MinMilliCores and MinMemoryBytes: removals never take the cluster
+	// below these totals.
+	MinMilliCores  int64
+	MinMemoryBytes int64
+}
+
+// OptionsFromConfig maps the flags onto the node loop's options.
+func OptionsFromConfig(o *config.Options) Options {
+	su, sd := o.ScaleUp, o.ScaleDown
 	return Options{
-		Namespace: "kube-system", ScanInterval: 10 * time.Second, Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: 5 * time.Minute,
-		Expander: "least-waste", MaxMilliCores: 320000 * 1000, MaxMemoryBytes: 6400000 << 30, MaxNodesPerScaleUp: 1000,
-		MaxBinpackingTime: 10 * time.Second, ExpendablePodsPriorityCutoff: -10,
+		Namespace: o.Namespace, ScanInterval: o.ScanInterval,
+		Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: 5 * time.Minute,
+		Expander: su.Expander, MaxNodesTotal: su.MaxNodesTotal, MaxNodesPerScaleUp: su.MaxNodesPerScaleUp,
+		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
+		BalanceSimilarNodeGroups: su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels,
+		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
 		ClusterState: clusterstate.Options{
-			MaxNodeProvisionTime: 15 * time.Minute, InitialBackoff: 5 * time.Minute, MaxBackoff: 30 * time.Minute,
-			BackoffReset: 3 * time.Hour, MaxTotalUnreadyPercentage: 45, OkTotalUnreadyCount: 3,
+			MaxNodeProvisionTime: o.MaxNodeProvisionTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
+			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,
 		},
-		WriteStatusConfigMap: true, StatusConfigMapName: "tidal-status",
+		WriteStatusConfigMap: su.WriteStatusConfigMap, StatusConfigMapName: su.StatusConfigMapName, RecordDuplicatedEvents: su.RecordDuplicatedEvents,
+		ScaleDown: ScaleDownOptions{
+			Enabled: sd.Enabled, UtilizationThreshold: sd.UtilizationThreshold, UnneededTime: sd.UnneededTime, UnreadyTime: sd.UnreadyTime,
+			DelayAfterAdd: sd.DelayAfterAdd, DelayAfterDelete: sd.DelayAfterDelete, DelayAfterFailure: sd.DelayAfterFailure,
+			IgnoreDaemonSetsUtilization: sd.IgnoreDaemonSetsUtilization, SkipNodesWithSystemPods: sd.SkipNodesWithSystemPods,
+			SkipNodesWithLocalStorage: sd.SkipNodesWithLocalStorage, SkipNodesWithCustomControllerPods: sd.SkipNodesWithCustomControllerPods,
+			MaxParallelism: sd.MaxParallelism, MaxDrainParallelism: sd.MaxDrainParallelism,
+			MaxGracefulTermination: time.Duration(sd.MaxGracefulTerminationSec) * time.Second, MaxPodEvictionTime: sd.MaxPodEvictionTime,
+			EvictionRetryInterval: 5 * time.Second, MaxBulkSoftTaint: sd.MaxBulkSoftTaintCount,
+			EvictDaemonSetPods: sd.DaemonSetEvictionForOccupiedNodes,
+			MinMilliCores:      su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
+		},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
@@ -22,6 +23,8 @@ type iterationReport struct {
 	young        int
 	unsupported  int
 	failedGroups []string
+	scaledUp     bool
+	scaleDown    *scaleDownReport
 }
 
 // publish writes the status ConfigMap and sets the gauges.
@@ -44,6 +47,7 @@ func (l *NodeLoop) buildStatus(r *iterationReport) Status {
 		s.ClusterWide.Health.Status = "Unhealthy"
 	}
 	s.ClusterWide.ScaleUp = scaleUpStatus(r)
+	s.ClusterWide.ScaleDown = l.scaleDownStatus(r)
 	for _, g := range o.groups {
 		s.NodeGroups = append(s.NodeGroups, l.groupStatus(g))
 	}
@@ -78,6 +82,48 @@ func scaleUpStatus(r *iterationReport) ScaleUpStatus {
 		st.Status = "InProgress"
 	case len(st.NoScaleUp) > 0:
 		st.Status = "NoScaleUpPossible"
+	}
+	return st
+}
+
+// maxStatusNodes bounds the per-node lists of the status ConfigMap.
+const maxStatusNodes = 500
+
+func (l *NodeLoop) scaleDownStatus(r *iterationReport) ScaleDownStatus {
+	st := ScaleDownStatus{Status: "Disabled"}
+	sd := r.scaleDown
+	if sd == nil || sd.plan == nil {
+		if l.opts.ScaleDown.Enabled {
+			st.Status = "NotRun"
+		}
+		return st
+	}
+	st.Status, st.Cooldown, st.PlanReused = "NoCandidates", sd.cooldown, sd.reused
+	st.Removing, _ = l.actuator.deleting()
+	for _, u := range sd.plan.Unneeded {
+		st.Candidates++
+		if len(st.Unneeded) < maxStatusNodes {
+			st.Unneeded = append(st.Unneeded, UnneededEntry{Node: u.Node, NodeGroup: u.Group, Empty: u.Empty(),
+				Since: l.unneededSince[u.Node].UTC().Format(time.RFC3339), Utilization: fmt.Sprintf("%.2f", u.Utilization)})
+		}
+	}
+	for _, u := range append(append([]scaledown.Unremovable(nil), sd.notEvenCandidates...), sd.plan.Unremovable...) {
+		if u.Reason == scaledown.NotUnderutilized {
+			st.NotUnderutilized++
+			continue
+		}
+		st.Candidates++
+		if len(st.Unremovable) < maxStatusNodes {
+			st.Unremovable = append(st.Unremovable, UnremovableEntry{Node: u.Node, Reason: u.String()})
+		}
+	}
+	switch {
+	case len(st.Removing) > 0:
+		st.Status = "InProgress"
+	case st.Cooldown != "":
+		st.Status = "InCooldown"
+	case len(st.Unneeded) > 0:
+		st.Status = "CandidatesPresent"
 	}
 	return st
 }
@@ -126,6 +172,16 @@ func (l *NodeLoop) setGauges(r *iterationReport) {
 	}
 	for _, reason := range []string{"expendable", "too_young", "unsupported", "fits_existing_or_upcoming", "skipped_for_time", "scale_up_triggered", "no_node_group_fits"} {
 		m.UnschedulablePods.WithLabelValues(reason).Set(float64(byReason[reason]))
+	}
+	if sd := r.scaleDown; sd != nil && sd.plan != nil {
+		counts := map[string]int{}
+		for _, u := range append(append([]scaledown.Unremovable(nil), sd.notEvenCandidates...), sd.plan.Unremovable...) {
+			counts[string(u.Reason)]++
+		}
+		m.UnremovableNodes.Reset()
+		for reason, n := range counts {
+			m.UnremovableNodes.WithLabelValues(reason).Set(float64(n))
+		}
 	}
 	for _, g := range r.observation.groups {
 		id := g.group.Id()

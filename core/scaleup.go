@@ -43,7 +43,7 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 		if plan.Skipped > 0 {
 			l.fairness++
 		}
-		failed := l.execute(ctx, o, plan, groups)
+		failed := l.execute(ctx, o, plan, groups, report)
 		if len(failed) == 0 {
 			break
 		}
@@ -188,7 +188,7 @@ func (l *NodeLoop) expanderContext(o *observation, groups []scaleup.Group) *expa
 // returns the groups that refused; they are backed off and marked
 // unavailable in groups, and the successful ones' targets are raised, so
 // a new decision starts from where this one left.
-func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Plan, groups []scaleup.Group) []string {
+func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Plan, groups []scaleup.Group, report *iterationReport) []string {
 	logger := klog.FromContext(ctx)
 	var failed []string
 	for _, up := range plan.ScaleUps {
@@ -210,6 +210,8 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 			continue
 		}
 		g.target += delta
+		l.lastScaleUp = l.clock.Now()
+		report.scaledUp = true
 		markGrown(groups, up.Group, delta)
 		l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
 		l.cfg.Metrics.ScaledUpNodes.WithLabelValues(up.Group).Add(float64(delta))

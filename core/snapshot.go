@@ -124,6 +124,7 @@ func (l *liveSnapshot) applyNode(name string, n *corev1.Node) {
 		_ = l.snap.RemoveNode(name)
 	case n != nil && existing != nil:
 		existing.SetNode(n)
+		l.snap.Touch()
 	case n != nil:
 		_, _ = l.snap.AddNode(n)
 		for uid, p := range l.orphans[name] {

@@ -35,8 +35,37 @@ type Status struct {
 
 // ClusterWideStatus is the cluster's health and the last scale-up decision.
 type ClusterWideStatus struct {
-	Health  HealthStatus  `json:"health"`
-	ScaleUp ScaleUpStatus `json:"scaleUp"`
+	Health    HealthStatus    `json:"health"`
+	ScaleUp   ScaleUpStatus   `json:"scaleUp"`
+	ScaleDown ScaleDownStatus `json:"scaleDown"`
+}
+
+// ScaleDownStatus is what the last scale-down plan found: which nodes can
+// go and since when, which must stay and why (with the blocking pod).
+type ScaleDownStatus struct {
+	Status           string             `json:"status"`
+	Cooldown         string             `json:"cooldown,omitempty"`
+	Candidates       int                `json:"candidates"`
+	NotUnderutilized int                `json:"notUnderutilized"`
+	Unneeded         []UnneededEntry    `json:"unneeded,omitempty"`
+	Unremovable      []UnremovableEntry `json:"unremovable,omitempty"`
+	Removing         []string           `json:"removing,omitempty"`
+	PlanReused       bool               `json:"planReused,omitempty"`
+}
+
+// UnneededEntry is a node whose pods all fit elsewhere.
+type UnneededEntry struct {
+	Node        string `json:"node"`
+	NodeGroup   string `json:"nodeGroup"`
+	Since       string `json:"since"`
+	Utilization string `json:"utilization"`
+	Empty       bool   `json:"empty,omitempty"`
+}
+
+// UnremovableEntry is a node that must stay, and why.
+type UnremovableEntry struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
 }
 
 // HealthStatus is the cluster's health.

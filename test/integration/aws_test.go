@@ -22,17 +22,11 @@ import (
 	"github.com/tidal-autoscaler/tidal/config"
 )
 
-// awsNodeLoopScalesDown says whether the node loop removes unneeded nodes. The
-// scale-down half of the node loop is being built; when it lands, set this
-// to true and put the flags that make it act within seconds in
-// awsScaleDownFlags, and TestAWSAutoDiscoveredASGEndToEnd checks scale-down
-// too.
-const awsNodeLoopScalesDown = false
-
 // awsScaleDownFlags are the tidal flags that make scale-down quick enough
-// for a test (e.g. a short unneeded time); filled in with the scale-down
-// work.
-var awsScaleDownFlags []string
+// for a test: nodes go after 2s unneeded, with no cooldown after the
+// scale-up.
+var awsScaleDownFlags = []string{"--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s",
+	"--scale-down-delay-after-delete=0s"}
 
 const awsPoolLabel = "awsit.tidal.dev/pool"
 
@@ -322,12 +316,7 @@ func TestAWSAutoDiscoveredASGEndToEnd(t *testing.T) {
 	}
 	e.checkHooks(t)
 
-	t.Run("scale-down", func(t *testing.T) {
-		if !awsNodeLoopScalesDown {
-			t.Skip("the node loop's scale-down half has not landed yet; see awsNodeLoopScalesDown")
-		}
-		awsScaleDownStep(t, e, ns)
-	})
+	t.Run("scale-down", func(t *testing.T) { awsScaleDownStep(t, e, ns) })
 }
 
 // awsScaleDownStep removes the workload and waits for tidal to terminate

@@ -110,7 +110,7 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 
 	loop, err := core.NewNodeLoop(ctx, core.Config{
 		Cloud: cloud, Client: client, Factory: env.factory, Recorder: env.recorder, Metrics: env.nodeMetrics,
-		Options: nodeLoopOptions(opts),
+		Options: core.OptionsFromConfig(opts),
 	})
 	if err != nil {
 		return err
@@ -139,22 +139,4 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	loop.Run(ctx)
 	wg.Wait()
 	return nil
-}
-
-// nodeLoopOptions maps flags onto the node loop's options.
-func nodeLoopOptions(o *config.Options) core.Options {
-	n := core.DefaultOptions()
-	su := o.ScaleUp
-	n.Namespace, n.ScanInterval = o.Namespace, o.ScanInterval
-	n.Expander, n.MaxNodesTotal, n.MaxNodesPerScaleUp = su.Expander, su.MaxNodesTotal, su.MaxNodesPerScaleUp
-	n.MaxMilliCores, n.MaxMemoryBytes = su.MaxCores*1000, su.MaxMemoryGiB<<30
-	n.MaxBinpackingTime = su.MaxBinpackingTime
-	n.BalanceSimilarNodeGroups, n.BalancingIgnoreLabels = su.BalanceSimilarNodeGroups, su.BalancingIgnoreLabels
-	n.ExpendablePodsPriorityCutoff = int32(su.ExpendablePodsPriorityCutoff)
-	n.NewPodScaleUpDelay = su.NewPodScaleUpDelay
-	n.ClusterState.MaxNodeProvisionTime = o.MaxNodeProvisionTime
-	n.ClusterState.MaxTotalUnreadyPercentage, n.ClusterState.OkTotalUnreadyCount = su.MaxTotalUnreadyPercentage, su.OkTotalUnreadyCount
-	n.ClusterState.InitialBackoff, n.ClusterState.MaxBackoff, n.ClusterState.BackoffReset = su.InitialBackoff, su.MaxBackoff, su.BackoffReset
-	n.WriteStatusConfigMap, n.StatusConfigMapName, n.RecordDuplicatedEvents = su.WriteStatusConfigMap, su.StatusConfigMapName, su.RecordDuplicatedEvents
-	return n
 }

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// ScaleDownOptions are the scale-down flags, named as in Cluster
+// Autoscaler.
+type ScaleDownOptions struct {
+	Enabled                           bool
+	UtilizationThreshold              float64
+	UnneededTime                      time.Duration
+	UnreadyTime                       time.Duration
+	DelayAfterAdd                     time.Duration
+	DelayAfterDelete                  time.Duration
+	DelayAfterFailure                 time.Duration
+	IgnoreDaemonSetsUtilization       bool
+	SkipNodesWithSystemPods           bool
+	SkipNodesWithLocalStorage         bool
+	SkipNodesWithCustomControllerPods bool
+	MaxParallelism                    int
+	MaxDrainParallelism               int
+	MaxGracefulTerminationSec         int
+	MaxPodEvictionTime                time.Duration
+	MaxBulkSoftTaintCount             int
+	DaemonSetEvictionForOccupiedNodes bool
+}
+
+// DefaultScaleDownOptions are Cluster Autoscaler's defaults but for two:
+// DaemonSet pods are left out of utilization (a node's own agents should
+// not keep it), and up to 5 drains run at once instead of 1 (see
+// docs/scaledown.md for why that is safe).
+func DefaultScaleDownOptions() ScaleDownOptions {
+	return ScaleDownOptions{
+		Enabled: true, UtilizationThreshold: 0.5, UnneededTime: 10 * time.Minute, UnreadyTime: 20 * time.Minute,
+		DelayAfterAdd: 10 * time.Minute, DelayAfterFailure: 3 * time.Minute,
+		IgnoreDaemonSetsUtilization: true, SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true,
+		SkipNodesWithCustomControllerPods: true, MaxParallelism: 10, MaxDrainParallelism: 5,
+		MaxGracefulTerminationSec: 600, MaxPodEvictionTime: 2 * time.Minute, MaxBulkSoftTaintCount: 10,
+		DaemonSetEvictionForOccupiedNodes: true,
+	}
+}
+
+// AddFlags registers the scale-down flags.
+func (o *ScaleDownOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Enabled, "scale-down-enabled", o.Enabled, "Remove nodes that are no longer needed.")
+	fs.Float64Var(&o.UtilizationThreshold, "scale-down-utilization-threshold", o.UtilizationThreshold, "A node whose requested cpu and memory are both below this share of allocatable is a scale-down candidate.")
+	fs.DurationVar(&o.UnneededTime, "scale-down-unneeded-time", o.UnneededTime, "How long a node must be unneeded without a break before it is removed.")
+	fs.DurationVar(&o.UnreadyTime, "scale-down-unready-time", o.UnreadyTime, "How long an unready node must be unneeded before it is removed.")
+	fs.DurationVar(&o.DelayAfterAdd, "scale-down-delay-after-add", o.DelayAfterAdd, "No removal for this long after a scale-up.")
+	fs.DurationVar(&o.DelayAfterDelete, "scale-down-delay-after-delete", o.DelayAfterDelete, "No removal for this long after a node was removed.")
+	fs.DurationVar(&o.DelayAfterFailure, "scale-down-delay-after-failure", o.DelayAfterFailure, "No removal for this long after a removal failed.")
+	fs.BoolVar(&o.IgnoreDaemonSetsUtilization, "ignore-daemonsets-utilization", o.IgnoreDaemonSetsUtilization, "Leave DaemonSet and mirror pods out of node utilization.")
+	fs.BoolVar(&o.SkipNodesWithSystemPods, "skip-nodes-with-system-pods", o.SkipNodesWithSystemPods, "Keep nodes running kube-system pods that are not DaemonSet pods and have no PodDisruptionBudget.")
+	fs.BoolVar(&o.SkipNodesWithLocalStorage, "skip-nodes-with-local-storage", o.SkipNodesWithLocalStorage, "Keep nodes running pods with emptyDir or hostPath volumes (unless annotated safe to evict).")
+	fs.BoolVar(&o.SkipNodesWithCustomControllerPods, "skip-nodes-with-custom-controller-pods", o.SkipNodesWithCustomControllerPods, "Keep nodes running pods owned by controllers other than ReplicaSet, ReplicationController, StatefulSet and Job.")
+	fs.IntVar(&o.MaxParallelism, "max-scale-down-parallelism", o.MaxParallelism, "Most node removals under way at once.")
+	fs.IntVar(&o.MaxDrainParallelism, "max-drain-parallelism", o.MaxDrainParallelism, "Most removals of non-empty nodes (drains) under way at once.")
+	fs.IntVar(&o.MaxGracefulTerminationSec, "max-graceful-termination-sec", o.MaxGracefulTerminationSec, "Longest termination grace period given to an evicted pod, in seconds.")
+	fs.DurationVar(&o.MaxPodEvictionTime, "max-pod-eviction-time", o.MaxPodEvictionTime, "How long evictions refused by a PodDisruptionBudget are retried before the removal is abandoned.")
+	fs.IntVar(&o.MaxBulkSoftTaintCount, "max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount, "Most unneeded nodes given the deletion candidate taint per iteration.")
+	fs.BoolVar(&o.DaemonSetEvictionForOccupiedNodes, "daemonset-eviction-for-occupied-nodes", o.DaemonSetEvictionForOccupiedNodes, "Evict DaemonSet pods (best-effort) from drained nodes before deleting them.")
+}
+
+// Validate checks the scale-down flags.
+func (o *ScaleDownOptions) Validate() error {
+	var errs []error
+	if o.UtilizationThreshold < 0 || o.UtilizationThreshold > 1 {
+		errs = append(errs, fmt.Errorf("--scale-down-utilization-threshold=%v must be between 0 and 1", o.UtilizationThreshold))
+	}
+	for flag, d := range map[string]time.Duration{
+		"--scale-down-unneeded-time": o.UnneededTime, "--scale-down-unready-time": o.UnreadyTime,
+		"--scale-down-delay-after-add": o.DelayAfterAdd, "--scale-down-delay-after-delete": o.DelayAfterDelete,
+		"--scale-down-delay-after-failure": o.DelayAfterFailure, "--max-pod-eviction-time": o.MaxPodEvictionTime,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s=%v must not be negative", flag, d))
+		}
+	}
+	if o.MaxParallelism < 1 {
+		errs = append(errs, fmt.Errorf("--max-scale-down-parallelism=%d must be at least 1", o.MaxParallelism))
+	}
+	if o.MaxDrainParallelism < 1 {
+		errs = append(errs, fmt.Errorf("--max-drain-parallelism=%d must be at least 1", o.MaxDrainParallelism))
+	}
+	if o.MaxGracefulTerminationSec < 0 {
+		errs = append(errs, fmt.Errorf("--max-graceful-termination-sec=%d must not be negative", o.MaxGracefulTerminationSec))
+	}
+	if o.MaxBulkSoftTaintCount < 0 {
+		errs = append(errs, fmt.Errorf("--max-bulk-soft-taint-count=%d must not be negative", o.MaxBulkSoftTaintCount))
+	}
+	return errors.Join(errs...)
+}

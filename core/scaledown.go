@@ -1,0 +1,301 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
+)
+
+// scaleDownReport is what the scale-down step saw and did.
+type scaleDownReport struct {
+	plan              *scaledown.Plan
+	reused            bool
+	notEvenCandidates []scaledown.Unremovable
+	cooldown          string
+	started           []string
+}
+
+// scaleDown plans which nodes can go, tracks how long they have been
+// unneeded, soft-taints them, and starts removing those unneeded long
+// enough, unless scale-down is cooling down.
+func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterationReport) error {
+	if !l.opts.ScaleDown.Enabled {
+		return nil
+	}
+	start := l.clock.Now()
+	defer func() { l.cfg.Metrics.observe("scaleDown", l.clock.Since(start)) }()
+	sd := &scaleDownReport{}
+	report.scaleDown = sd
+	in, err := l.scaleDownInput(o, sd)
+	if err != nil {
+		return err
+	}
+	plan, reused, err := l.sdPlanner.Plan(ctx, in)
+	if err != nil {
+		return err
+	}
+	sd.plan, sd.reused = plan, reused
+	l.cfg.Metrics.observe("scaleDown:plan", l.clock.Since(start))
+	nodes := nodesByName(o.nodes)
+	l.trackUnneeded(o.now, plan, nodes)
+	l.softTaint(ctx, plan, nodes)
+	sd.cooldown = l.scaleDownCooldown(o.now, report)
+	cooling := 0.0
+	if sd.cooldown != "" {
+		cooling = 1
+	}
+	l.cfg.Metrics.ScaleDownInCooldown.Set(cooling)
+	if sd.cooldown == "" {
+		sd.started = l.startRemovals(o, plan, nodes)
+	}
+	return nil
+}
+
+// scaleDownInput gathers the candidates: nodes of a node group that no
+// annotation or removal in progress keeps.
+func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledown.Input, error) {
+	deleting, perGroup := l.actuator.deleting()
+	busy := map[string]bool{}
+	for _, n := range deleting {
+		busy[n] = true
+	}
+	in := scaledown.Input{
+		Checker: l.checker, Groups: map[string]scaledown.GroupSize{}, Deleting: deleting, Now: o.now,
+		Owners: l.ownerExists,
+		Rules: scaledown.RuleOptions{SkipNodesWithSystemPods: l.opts.ScaleDown.SkipNodesWithSystemPods,
+			SkipNodesWithLocalStorage:         l.opts.ScaleDown.SkipNodesWithLocalStorage,
+			SkipNodesWithCustomControllerPods: l.opts.ScaleDown.SkipNodesWithCustomControllerPods},
+		IgnoreDaemonSetsUtilization: l.opts.ScaleDown.IgnoreDaemonSetsUtilization,
+	}
+	for _, g := range o.groups {
+		if g.problem == "" {
+			in.Groups[g.group.Id()] = scaledown.GroupSize{Target: g.target - perGroup[g.group.Id()], Min: g.group.MinSize()}
+		}
+	}
+	for _, n := range o.nodes {
+		gid := o.groupOfNode[n.Name]
+		if _, usable := in.Groups[gid]; !usable {
+			continue
+		}
+		switch {
+		case n.Annotations[scaledown.ScaleDownDisabledAnnotation] == "true":
+			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "ScaleDownDisabledAnnotation",
+				Detail: scaledown.ScaleDownDisabledAnnotation + "=true"})
+		case busy[n.Name] || hasTaint(n, scaledown.ToBeDeletedTaint):
+			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
+		case l.checker.Snapshot().NodeInfo(n.Name) != nil:
+			in.Candidates = append(in.Candidates, scaledown.Candidate{Name: n.Name, Group: gid,
+				Threshold: l.groupOptions(o, gid).ScaleDownUtilizationThreshold, Unready: !IsNodeReady(n)})
+		}
+	}
+	pdbs, err := l.pdbs.List(labels.Everything())
+	if err != nil {
+		return in, errors.Join(errAPI, err)
+	}
+	in.PDBs = pdbs
+	return in, nil
+}
+
+// groupOptions are the group's own scale-down options, or the flags'.
+func (l *NodeLoop) groupOptions(o *observation, id string) cloudprovider.NodeGroupAutoscalingOptions {
+	def := cloudprovider.NodeGroupAutoscalingOptions{
+		ScaleDownUtilizationThreshold: l.opts.ScaleDown.UtilizationThreshold,
+		ScaleDownUnneededTime:         l.opts.ScaleDown.UnneededTime,
+		ScaleDownUnreadyTime:          l.opts.ScaleDown.UnreadyTime,
+		MaxNodeProvisionTime:          l.opts.ClusterState.MaxNodeProvisionTime,
+		IgnoreDaemonSetsUtilization:   l.opts.ScaleDown.IgnoreDaemonSetsUtilization,
+	}
+	g := o.group(id)
+	if g == nil {
+		return def
+	}
+	if own, err := g.group.GetOptions(def); err == nil && own != nil {
+		return *own
+	}
+	return def
+}
+
+// ownerExists looks a pod's controller up in the informers.
+func (l *NodeLoop) ownerExists(ns string, ref metav1.OwnerReference) (exists, known bool) {
+	var err error
+	switch ref.Kind {
+	case "ReplicaSet":
+		_, err = l.replicaSets.ReplicaSets(ns).Get(ref.Name)
+	case "ReplicationController":
+		_, err = l.rcs.ReplicationControllers(ns).Get(ref.Name)
+	case "StatefulSet":
+		_, err = l.statefulSets.StatefulSets(ns).Get(ref.Name)
+	case "Job":
+		_, err = l.jobs.Jobs(ns).Get(ref.Name)
+	default:
+		return false, false
+	}
+	return err == nil, true
+}
+
+// trackUnneeded keeps, per unneeded node, since when it has been unneeded
+// without a break. After a restart the time comes from the node's soft
+// taint, so the unneeded time is not started over.
+func (l *NodeLoop) trackUnneeded(now time.Time, plan *scaledown.Plan, nodes map[string]*corev1.Node) {
+	since := make(map[string]time.Time, len(plan.Unneeded))
+	for _, u := range plan.Unneeded {
+		t, ok := l.unneededSince[u.Node]
+		if !ok {
+			t = now
+			if n := nodes[u.Node]; n != nil {
+				if tainted, found := taintValueTime(n, scaledown.DeletionCandidateTaint); found && !tainted.IsZero() && tainted.Before(now) {
+					t = tainted
+				}
+			}
+		}
+		since[u.Node] = t
+	}
+	l.unneededSince = since
+	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
+}
+
+// softTaint marks unneeded nodes with the PreferNoSchedule deletion
+// candidate taint (a few per iteration, as Cluster Autoscaler does) and
+// takes it off nodes that are needed again.
+func (l *NodeLoop) softTaint(ctx context.Context, plan *scaledown.Plan, nodes map[string]*corev1.Node) {
+	logger := klog.FromContext(ctx)
+	budget := l.opts.ScaleDown.MaxBulkSoftTaint
+	for _, u := range plan.Unneeded {
+		n := nodes[u.Node]
+		if n == nil || hasTaint(n, scaledown.DeletionCandidateTaint) || budget <= 0 {
+			continue
+		}
+		budget--
+		if err := addTaint(ctx, l.cfg.Client, n.Name, deletionCandidate(l.unneededSince[n.Name])); err != nil {
+			logger.Error(err, "Could not add the deletion candidate taint", "node", n.Name)
+		}
+	}
+	deleting, _ := l.actuator.deleting()
+	busy := map[string]bool{}
+	for _, d := range deleting {
+		busy[d] = true
+	}
+	for name, n := range nodes {
+		if _, unneeded := l.unneededSince[name]; unneeded || busy[name] || !hasTaint(n, scaledown.DeletionCandidateTaint) {
+			continue
+		}
+		if err := removeTaint(ctx, l.cfg.Client, name, scaledown.DeletionCandidateTaint); err != nil {
+			logger.Error(err, "Could not remove the deletion candidate taint", "node", name)
+		}
+	}
+}
+
+// scaleDownCooldown says why scale-down must wait, or "".
+func (l *NodeLoop) scaleDownCooldown(now time.Time, report *iterationReport) string {
+	lastDelete, lastFailure := l.actuator.times()
+	sd := l.opts.ScaleDown
+	switch {
+	case report.scaledUp:
+		return "a scale-up was requested in this iteration"
+	case !l.lastScaleUp.IsZero() && now.Before(l.lastScaleUp.Add(sd.DelayAfterAdd)):
+		return "--scale-down-delay-after-add since the last scale-up"
+	case !lastDelete.IsZero() && now.Before(lastDelete.Add(sd.DelayAfterDelete)):
+		return "--scale-down-delay-after-delete since the last removal"
+	case !lastFailure.IsZero() && now.Before(lastFailure.Add(sd.DelayAfterFailure)):
+		return "--scale-down-delay-after-failure since the last failed removal"
+	}
+	return ""
+}
+
+// startRemovals starts removing the nodes unneeded (or unready) for long
+// enough, empty ones first, within the parallelism budgets and the cluster's
+// minimum cores and memory.
+func (l *NodeLoop) startRemovals(o *observation, plan *scaledown.Plan, nodes map[string]*corev1.Node) []string {
+	sd := l.opts.ScaleDown
+	all, drains := l.actuator.counts()
+	budget, drainBudget := sd.MaxParallelism-all, sd.MaxDrainParallelism-drains
+	cores, memory := clusterCapacity(o.nodes)
+	var started []string
+	for _, u := range plan.Unneeded {
+		if budget <= 0 {
+			break
+		}
+		n, g := nodes[u.Node], o.group(u.Group)
+		if n == nil || g == nil || !l.unneededLongEnough(o, u) || (!u.Empty() && drainBudget <= 0) {
+			continue
+		}
+		c, m := n.Status.Capacity.Cpu().MilliValue(), n.Status.Capacity.Memory().Value()
+		if cores-c < sd.MinMilliCores || memory-m < sd.MinMemoryBytes {
+			continue
+		}
+		cores, memory = cores-c, memory-m
+		budget--
+		if !u.Empty() {
+			drainBudget--
+		}
+		kind := "underutilized"
+		switch {
+		case u.Unready:
+			kind = "unready"
+		case u.Empty():
+			kind = "empty"
+		}
+		l.actuator.start(l.lifetime, removal{node: n, group: g.group, pods: u.Pods.ToMove, daemonSet: u.Pods.DaemonSet, kind: kind})
+		started = append(started, u.Node)
+	}
+	return started
+}
+
+func (l *NodeLoop) unneededLongEnough(o *observation, u scaledown.Unneeded) bool {
+	since, ok := l.unneededSince[u.Node]
+	if !ok {
+		return false
+	}
+	opts := l.groupOptions(o, u.Group)
+	need := opts.ScaleDownUnneededTime
+	if u.Unready {
+		need = opts.ScaleDownUnreadyTime
+	}
+	return o.now.Sub(since) >= need
+}
+
+func nodesByName(nodes []*corev1.Node) map[string]*corev1.Node {
+	out := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		out[n.Name] = n
+	}
+	return out
+}
+
+func clusterCapacity(nodes []*corev1.Node) (milliCores, memory int64) {
+	for _, n := range nodes {
+		milliCores += n.Status.Capacity.Cpu().MilliValue()
+		memory += n.Status.Capacity.Memory().Value()
+	}
+	return milliCores, memory
+}
+
+// cleanUpTaints runs once when the loop starts: a ToBeDeleted taint left by
+// a drain that was interrupted (tidal killed) has no owner any more, so it
+// comes off and the node is schedulable again. Soft taints stay: their
+// value tells the unneeded tracking since when the node is unneeded, and
+// the first plan takes them off nodes that are needed.
+func (l *NodeLoop) cleanUpTaints(ctx context.Context) {
+	nodes, err := l.nodes.List(labels.Everything())
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Could not list nodes to clean up taints")
+		return
+	}
+	for _, n := range nodes {
+		if !hasTaint(n, scaledown.ToBeDeletedTaint) {
+			continue
+		}
+		klog.FromContext(ctx).Info("Removing a deletion taint no removal owns", "node", n.Name)
+		if err := removeTaint(ctx, l.cfg.Client, n.Name, scaledown.ToBeDeletedTaint); err != nil {
+			klog.FromContext(ctx).Error(err, "Could not remove a stale deletion taint", "node", n.Name)
+		}
+	}
+}

@@ -1,0 +1,444 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
+)
+
+// scaleDownFlags make scale-down act within seconds.
+var scaleDownFlags = []string{"--scan-interval=1s", "--leader-elect=false", "--scale-down-unneeded-time=2s",
+	"--scale-down-delay-after-add=0s", "--scale-down-delay-after-delete=0s", "--scale-down-delay-after-failure=0s"}
+
+// preloadNodes brings the groups of a local-cloud file to their initial
+// sizes before tidal runs (tidal's own local cloud adopts them), so tests can
+// place pods on the nodes first.
+func preloadNodes(t *testing.T, groupsYAML string) {
+	t.Helper()
+	cfg, err := local.ParseConfig([]byte(groupsYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, g := range cfg.NodeGroups {
+		if g.InitialSize != nil {
+			want += *g.InitialSize
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := local.New(cluster.Client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, fmt.Sprintf("%d preloaded nodes Ready", want), func(ctx context.Context) (bool, error) {
+		ready := 0
+		for _, g := range cfg.NodeGroups {
+			nodes, err := groupNodes(ctx, g.Name)
+			if err != nil {
+				return false, err
+			}
+			for i := range nodes {
+				if isReady(&nodes[i]) && len(nodes[i].Spec.Taints) == 0 {
+					ready++
+				}
+			}
+		}
+		return ready == want, nil
+	})
+}
+
+// spread asks the scheduler (not tidal's simulation, which only runs the
+// required filters) to put a Deployment's pods on different nodes.
+func spread(d *appsv1.Deployment) *appsv1.Deployment {
+	d.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: d.Spec.Selector.MatchLabels}, TopologyKey: corev1.LabelHostname,
+		}}}}}
+	return d
+}
+
+// onNode asks the scheduler to prefer one node, without requiring it.
+func onNode(d *appsv1.Deployment, node string) *appsv1.Deployment {
+	d.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 100, Preference: corev1.NodeSelectorTerm{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+		}}}}}
+	return d
+}
+
+func minAvailablePDB(ns, app string, n int32) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(n)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
+	}
+}
+
+func createPDB(t *testing.T, pdb *policyv1.PodDisruptionBudget) {
+	t.Helper()
+	if _, err := cluster.Client.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create PDB %s: %v", pdb.Name, err)
+	}
+}
+
+func TestScaleDownDrainsAnUnderutilizedNode(t *testing.T) {
+	deleteNodesOnCleanup(t, "sd-")
+	ns := newNamespace(t)
+	groups := "nodeGroups:\n- {name: sd-a, minSize: 0, maxSize: 5, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n"
+	preloadNodes(t, groups)
+	createDeployment(t, spread(deployment(ns, "web", 2, "1500m", "1Gi")))
+	pods := waitRunning(t, ns, "web", 2, 30*time.Second)
+	if pods[0].Spec.NodeName == pods[1].Spec.NodeName {
+		t.Fatalf("the scheduler put both pods on %s; the test needs them apart", pods[0].Spec.NodeName)
+	}
+	startTidal(t, append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups))...)
+	poll(t, 60*time.Second, "the group to shrink to 1 node", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(ctx, "sd-a")
+		return len(nodes) == 1, err
+	})
+	nodes, _ := groupNodes(context.Background(), "sd-a")
+	for _, p := range waitRunning(t, ns, "web", 2, 30*time.Second) {
+		if p.Spec.NodeName != nodes[0].Name {
+			t.Fatalf("pod %s runs on %s, not on the remaining node %s", p.Name, p.Spec.NodeName, nodes[0].Name)
+		}
+	}
+	if taints := nodes[0].Spec.Taints; len(taints) != 0 {
+		t.Fatalf("the remaining node keeps taints %v", taints)
+	}
+	poll(t, 10*time.Second, "ScaleDown events on the evicted pod", func(ctx context.Context) (bool, error) {
+		events, err := eventsFor(ctx, ns, "ScaleDown")
+		return len(events) > 0 && strings.Contains(events[0].Message, "deleting pod for node scale down"), err
+	})
+}
+
+func TestScaleDownKeepsNodesAndSaysWhy(t *testing.T) {
+	deleteNodesOnCleanup(t, "keep-", "kmin-")
+	ns := newNamespace(t)
+	cases := []string{"anchor", "pdb", "noevict", "disabled", "system", "emptydir", "bare"}
+	groups := fmt.Sprintf("nodeGroups:\n- {name: keep, minSize: 0, maxSize: 20, initialSize: %d, zone: z, cpu: '8', memory: 32Gi}\n"+
+		"- {name: kmin, minSize: 2, maxSize: 4, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n", len(cases))
+	preloadNodes(t, groups)
+	nodes, _ := groupNodes(context.Background(), "keep")
+	node := map[string]string{}
+	for i, c := range cases {
+		node[c] = nodes[i].Name
+	}
+	ctx := context.Background()
+	bare := func(name, nodeName, namespace string, edit func(*corev1.Pod)) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "c", Image: "pause",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resourceQ("500m")}}}}}}
+		if edit != nil {
+			edit(p)
+		}
+		if _, err := cluster.Client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The anchor node stays because of a pod nothing recreates; every other
+	// node has one blocker, and room for its pod on the anchor.
+	bare("anchor", node["anchor"], ns, nil)
+	bare("bare", node["bare"], ns, nil)
+	createDeployment(t, onNode(deployment(ns, "guarded", 1, "500m", "1Gi"), node["pdb"]))
+	createPDB(t, minAvailablePDB(ns, "guarded", 1))
+	noevict := onNode(deployment(ns, "noevict", 1, "500m", "1Gi"), node["noevict"])
+	noevict.Spec.Template.Annotations = map[string]string{scaledown.SafeToEvictAnnotation: "false"}
+	createDeployment(t, noevict)
+	createDeployment(t, onNode(deployment(ns, "plain", 1, "500m", "1Gi"), node["disabled"]))
+	annotateNode(t, node["disabled"], scaledown.ScaleDownDisabledAnnotation, "true")
+	createDeployment(t, onNode(deployment(metav1.NamespaceSystem, "sysagent-"+ns, 1, "500m", "1Gi"), node["system"]))
+	t.Cleanup(func() {
+		_ = cluster.Client.AppsV1().Deployments(metav1.NamespaceSystem).Delete(ctx, "sysagent-"+ns, metav1.DeleteOptions{})
+	})
+	scratch := onNode(deployment(ns, "scratch", 1, "500m", "1Gi"), node["emptydir"])
+	scratch.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	createDeployment(t, scratch)
+	for _, app := range []string{"guarded", "noevict", "plain", "scratch"} {
+		waitRunning(t, ns, app, 1, 30*time.Second)
+	}
+	waitRunning(t, metav1.NamespaceSystem, "sysagent-"+ns, 1, 30*time.Second)
+
+	startTidal(t, append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups))...)
+	want := map[string]string{
+		"anchor": "NotReplicated", "bare": "NotReplicated (no controller would recreate it)", "pdb": "NotEnoughPdb",
+		"noevict": "NotSafeToEvictAnnotation", "disabled": "ScaleDownDisabledAnnotation",
+		"system": "UnmovableKubeSystemPod", "emptydir": "LocalStorageRequested",
+	}
+	poll(t, 30*time.Second, "every node's reason in the status ConfigMap", func(ctx context.Context) (bool, error) {
+		st := readStatus(t)
+		got := map[string]string{}
+		for _, u := range st.ClusterWide.ScaleDown.Unremovable {
+			got[u.Node] = u.Reason
+		}
+		for c, reason := range want {
+			if !strings.Contains(got[node[c]], reason) {
+				return false, fmt.Errorf("node %s (%s): reason %q, want %q", node[c], c, got[node[c]], reason)
+			}
+		}
+		mins := 0
+		for _, u := range st.ClusterWide.ScaleDown.Unremovable {
+			if strings.HasPrefix(u.Node, "kmin-") && strings.Contains(u.Reason, "NodeGroupMinSizeReached") {
+				mins++
+			}
+		}
+		if mins != 2 {
+			return false, fmt.Errorf("%d kmin nodes at min size in the status, want 2", mins)
+		}
+		return true, nil
+	})
+	st := readStatus(t)
+	for _, u := range st.ClusterWide.ScaleDown.Unremovable {
+		if u.Node == node["pdb"] && !strings.Contains(u.Reason, "guarded") {
+			t.Fatalf("the PDB reason does not name the blocking pod or PDB: %q", u.Reason)
+		}
+	}
+	time.Sleep(4 * time.Second) // two unneeded-times: nothing may have gone
+	if n, m := nodeCount(t, "keep"), nodeCount(t, "kmin"); n != len(cases) || m != 2 {
+		t.Fatalf("keep has %d nodes (want %d), kmin %d (want 2)", n, len(cases), m)
+	}
+}
+
+func annotateNode(t *testing.T, name, key, value string) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := cluster.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	n.Annotations[key] = value
+	if _, err := cluster.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScaleDownAbandonsARefusedDrain(t *testing.T) {
+	deleteNodesOnCleanup(t, "ab-")
+	ns := newNamespace(t)
+	groups := "nodeGroups:\n- {name: ab-a, minSize: 0, maxSize: 5, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n"
+	preloadNodes(t, groups)
+	createDeployment(t, spread(deployment(ns, "web", 2, "1500m", "1Gi")))
+	waitRunning(t, ns, "web", 2, 30*time.Second)
+	// Two PDBs over the same pods: the planner sees room in both, but the
+	// Eviction API refuses pods with more than one PDB.
+	createPDB(t, minAvailablePDB(ns, "web", 1))
+	second := minAvailablePDB(ns, "web", 1)
+	second.Name = "web-too"
+	createPDB(t, second)
+	poll(t, 20*time.Second, "both PDBs to allow a disruption", func(ctx context.Context) (bool, error) {
+		list, err := cluster.Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
+		for _, p := range list.Items {
+			if p.Status.DisruptionsAllowed < 1 {
+				return false, err
+			}
+		}
+		return len(list.Items) == 2, err
+	})
+	startTidal(t, append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups), "--max-pod-eviction-time=2s")...)
+	poll(t, 60*time.Second, "a ScaleDownFailed event", func(ctx context.Context) (bool, error) {
+		events, err := eventsFor(ctx, "default", "ScaleDownFailed")
+		for _, e := range events {
+			if strings.HasPrefix(e.InvolvedObject.Name, "ab-a-") {
+				return true, nil
+			}
+		}
+		return false, err
+	})
+	poll(t, 10*time.Second, "no node left tainted", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(ctx, "ab-a")
+		for _, n := range nodes {
+			if hasToBeDeleted(&n) {
+				return false, err
+			}
+		}
+		return len(nodes) == 2, err
+	})
+	// Without the second PDB the drain goes through.
+	if err := cluster.Client.PolicyV1().PodDisruptionBudgets(ns).Delete(context.Background(), "web-too", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 60*time.Second, "the node to go once the eviction is allowed", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(ctx, "ab-a")
+		return len(nodes) == 1, err
+	})
+	waitRunning(t, ns, "web", 2, 30*time.Second)
+}
+
+func hasToBeDeleted(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == scaledown.ToBeDeletedTaint {
+			return true
+		}
+	}
+	return false
+}
+
+// buildTidal builds the tidal binary once, for tests that must kill it.
+func buildTidal(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	bin := filepath.Join(t.TempDir(), "tidal")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tidal")
+	cmd.Dir = root
+	cmd.Env = os.Environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build tidal: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
+	deleteNodesOnCleanup(t, "kd-")
+	ns := newNamespace(t)
+	bin := buildTidal(t)
+	groups := "nodeGroups:\n- {name: kd-a, minSize: 0, maxSize: 5, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n"
+	groupsFile := writeGroups(t, groups)
+	preloadNodes(t, groups)
+	createDeployment(t, spread(deployment(ns, "web", 2, "1500m", "1Gi")))
+	pods := waitRunning(t, ns, "web", 2, 30*time.Second)
+	// A finalizer holds every pod once it is evicted: the drain stalls
+	// while it waits for them to go.
+	ctx := context.Background()
+	for _, p := range pods {
+		patch := []byte(`{"metadata":{"finalizers":["tidal.test/hold"]}}`)
+		if _, err := cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := func() {
+		list, _ := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		for _, p := range list.Items {
+			if len(p.Finalizers) > 0 {
+				patch := []byte(`{"metadata":{"finalizers":null}}`)
+				_, _ = cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+			}
+		}
+	}
+	t.Cleanup(release)
+
+	run := func(extra ...string) *exec.Cmd {
+		args := append([]string{"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + freeAddress(t),
+			"--local-node-groups=" + groupsFile}, append(scaleDownFlags, extra...)...)
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+		return cmd
+	}
+	waitDrainStalled := func() string {
+		var drained string
+		poll(t, 60*time.Second, "a drain stalled on the held pod", func(ctx context.Context) (bool, error) {
+			nodes, err := groupNodes(ctx, "kd-a")
+			if err != nil {
+				return false, err
+			}
+			for _, n := range nodes {
+				if hasToBeDeleted(&n) {
+					drained = n.Name
+				}
+			}
+			list, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			for _, p := range list.Items {
+				if p.DeletionTimestamp != nil && p.Spec.NodeName == drained {
+					return true, nil
+				}
+			}
+			return false, err
+		})
+		return drained
+	}
+
+	// Killed: the taint is left behind, and the next tidal takes it off.
+	proc := run()
+	drained := waitDrainStalled()
+	if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = proc.Process.Wait()
+	n, _ := cluster.Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
+	if !hasToBeDeleted(n) {
+		t.Fatal("the killed tidal left no taint: the test did not catch it mid-drain")
+	}
+	startTidal(t, "--scan-interval=1s", "--leader-elect=false", "--scale-down-enabled=false", "--local-node-groups="+groupsFile)
+	poll(t, 15*time.Second, "the restarted tidal to remove the orphaned taint", func(ctx context.Context) (bool, error) {
+		n, err := cluster.Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
+		return err == nil && !hasToBeDeleted(n), err
+	})
+	release()
+	waitRunning(t, ns, "web", 2, 30*time.Second)
+}
+
+func TestScaleDownStoppedMidDrainUntaints(t *testing.T) {
+	deleteNodesOnCleanup(t, "st-")
+	ns := newNamespace(t)
+	groups := "nodeGroups:\n- {name: st-a, minSize: 0, maxSize: 5, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n"
+	preloadNodes(t, groups)
+	createDeployment(t, spread(deployment(ns, "web", 2, "1500m", "1Gi")))
+	ctx := context.Background()
+	for _, p := range waitRunning(t, ns, "web", 2, 30*time.Second) {
+		patch := []byte(`{"metadata":{"finalizers":["tidal.test/hold"]}}`)
+		if _, err := cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		list, _ := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		for _, p := range list.Items {
+			_, _ = cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		}
+	})
+	tl := startTidal(t, append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups))...)
+	var drained string
+	poll(t, 60*time.Second, "a tainted node", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(ctx, "st-a")
+		for _, n := range nodes {
+			if hasToBeDeleted(&n) {
+				drained = n.Name
+				return true, nil
+			}
+		}
+		return false, err
+	})
+	time.Sleep(500 * time.Millisecond)
+	if err := tl.stop(t); err != nil {
+		t.Fatalf("tidal's Run returned %v on shutdown", err)
+	}
+	n, err := cluster.Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
+	if err != nil || hasToBeDeleted(n) {
+		t.Fatalf("after a graceful stop the drained node keeps its taint (err %v)", err)
+	}
+	if apierrors.IsNotFound(err) {
+		t.Fatal("the node was deleted although its drain never finished")
+	}
+}
+
+func resourceQ(s string) resource.Quantity { return resource.MustParse(s) }
