@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
@@ -34,14 +33,6 @@ func startCloud(t *testing.T, cfg *local.Config) (*local.Cloud, cloudprovider.No
 		t.Fatalf("start cloud: %v", err)
 	}
 	return c, c.NodeGroups()[0]
-}
-
-func groupNodes(ctx context.Context, group string) ([]corev1.Node, error) {
-	list, err := cluster.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: local.NodeGroupLabel + "=" + group})
-	if err != nil {
-		return nil, err
-	}
-	return list.Items, nil
 }
 
 func TestLocalCloudGrowsAndShrinks(t *testing.T) {

@@ -174,10 +174,10 @@ func TestScaleDownNeverBreaksAPDB(t *testing.T) {
 	watcher.mu.Lock()
 	violations, events := watcher.violations, watcher.events
 	watcher.mu.Unlock()
-	evicted, _ := metricValue(tl.address, `tidal_evicted_pods_total{eviction_result="succeeded"}`)
+	evicted, _ := metricValue(tl.Address, `tidal_evicted_pods_total{eviction_result="succeeded"}`)
 	removed := 0.0
 	for _, kind := range []string{"empty", "underutilized"} {
-		v, _ := metricValue(tl.address, fmt.Sprintf(`tidal_scaled_down_nodes_total{node_group="rnd-a",reason=%q}`, kind))
+		v, _ := metricValue(tl.Address, fmt.Sprintf(`tidal_scaled_down_nodes_total{node_group="rnd-a",reason=%q}`, kind))
 		removed += v
 	}
 	t.Logf("%d pod events observed, %v pods evicted, %v nodes removed, %d nodes left", events, evicted, removed, nodeCount(t, "rnd-a"))

@@ -347,10 +347,22 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 		args := append([]string{"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + freeAddress(t),
 			"--local-node-groups=" + groupsFile}, append(scaleDownFlags, extra...)...)
 		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		logPath := filepath.Join(t.TempDir(), "tidal.log")
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = logFile, logFile
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() {
+			logFile.Close()
+			if t.Failed() {
+				out, _ := os.ReadFile(logPath)
+				t.Logf("log of the tidal process:\n%s", out)
+			}
+		})
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
 		return cmd
 	}
@@ -429,7 +441,7 @@ func TestScaleDownStoppedMidDrainUntaints(t *testing.T) {
 		return false, err
 	})
 	time.Sleep(500 * time.Millisecond)
-	if err := tl.stop(t); err != nil {
+	if err := tl.Stop(t); err != nil {
 		t.Fatalf("tidal's Run returned %v on shutdown", err)
 	}
 	n, err := cluster.Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})

@@ -132,7 +132,7 @@ func TestScaleUpAntiAffinityGetsOneNodePerPodAtOnce(t *testing.T) {
 	if len(hosts) != 5 || nodeCount(t, "aa-g") != 5 {
 		t.Fatalf("5 anti-affine pods on %d hosts, group has %d nodes: want 5 and 5", len(hosts), nodeCount(t, "aa-g"))
 	}
-	if n, err := metricValue(tl.address, `tidal_scale_ups_total{node_group="aa-g"}`); err != nil || n != 1 {
+	if n, err := metricValue(tl.Address, `tidal_scale_ups_total{node_group="aa-g"}`); err != nil || n != 1 {
 		t.Fatalf("the group was grown in %v decisions (err %v), want all 5 nodes in 1", n, err)
 	}
 }
@@ -282,7 +282,7 @@ nodeGroups:
 	if took > 15*time.Second {
 		t.Fatalf("pods ran %v after creation: the fallback should take seconds, not the provision timeout", took)
 	}
-	if v, err := metricValue(tl.address, `tidal_node_group_backoff_status{node_group="fg-spot"}`); err != nil || v != 1 {
+	if v, err := metricValue(tl.Address, `tidal_node_group_backoff_status{node_group="fg-spot"}`); err != nil || v != 1 {
 		t.Fatalf("fg-spot backoff metric %v (err %v), want 1", v, err)
 	}
 	st := readStatus(t)
@@ -324,7 +324,7 @@ func TestScaleUpBurstIsOneDecisionWithinASecond(t *testing.T) {
 	firstUnschedulable := waitFirstUnschedulable(t, w)
 	var decided time.Time
 	poll(t, 30*time.Second, "the scale-up decision", func(context.Context) (bool, error) {
-		n, err := metricValue(tl.address, `tidal_scale_ups_total{node_group="bu-g"}`)
+		n, err := metricValue(tl.Address, `tidal_scale_ups_total{node_group="bu-g"}`)
 		if n > 0 {
 			decided = time.Now()
 		}
@@ -334,7 +334,7 @@ func TestScaleUpBurstIsOneDecisionWithinASecond(t *testing.T) {
 		t.Fatalf("decision %v after the first pod became unschedulable, want under 1s", d)
 	}
 	waitRunning(t, ns, "burst", 200, 90*time.Second)
-	if n, _ := metricValue(tl.address, `tidal_scale_ups_total{node_group="bu-g"}`); n != 1 {
+	if n, _ := metricValue(tl.Address, `tidal_scale_ups_total{node_group="bu-g"}`); n != 1 {
 		t.Fatalf("%v scale-up decisions for the burst, want 1", n)
 	}
 	// 200 pods of 150m: 30 CPU on 8-CPU nodes: 4 nodes.

@@ -4,106 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
-
-	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
-	"github.com/tidal-autoscaler/tidal/config"
 )
-
-// tidal is a tidal process run in the test: app.Run with parsed flags.
-type tidal struct {
-	cancel  context.CancelFunc
-	done    chan error
-	address string
-}
-
-// startTidal runs tidal against the local cluster with the given flags
-// (plus --kubeconfig and a free --address). It stops when the test ends.
-func startTidal(t *testing.T, args ...string) *tidal {
-	t.Helper()
-	addr := freeAddress(t)
-	opts := config.NewOptions()
-	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
-	opts.AddFlags(fs)
-	all := append([]string{"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + addr}, args...)
-	if err := fs.Parse(all); err != nil {
-		t.Fatalf("flags %v: %v", all, err)
-	}
-	if err := opts.Validate(); err != nil {
-		t.Fatalf("flags %v: %v", all, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	tl := &tidal{cancel: cancel, done: make(chan error, 1), address: addr}
-	go func() { tl.done <- app.Run(ctx, opts) }()
-	t.Cleanup(func() { tl.stop(t) })
-	return tl
-}
-
-// stop sends the equivalent of SIGTERM and waits for Run to return.
-func (tl *tidal) stop(t *testing.T) error {
-	t.Helper()
-	tl.cancel()
-	select {
-	case err, ok := <-tl.done:
-		if ok {
-			close(tl.done)
-		}
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("tidal did not stop within 30s of shutdown")
-		return nil
-	}
-}
-
-func freeAddress(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// writeGroups writes a local-cloud node-group file.
-func writeGroups(t *testing.T, yaml string) string {
-	path := filepath.Join(t.TempDir(), "groups.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func deployment(ns, name string, replicas int32, cpu, mem string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause",
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem),
-					}}}}},
-			},
-		},
-	}
-}
 
 func TestScaleUpEndToEnd(t *testing.T) {
 	ctx := context.Background()
@@ -159,7 +69,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	groups := writeGroups(t, "nodeGroups:\n- {name: hm-a, minSize: 0, maxSize: 2, zone: z, cpu: '2', memory: 4Gi}\n")
 	tl := startTidal(t, "--local-node-groups="+groups, "--scan-interval=1s", "--leader-elect=false")
 	get := func(path string) (int, string, error) {
-		resp, err := http.Get("http://" + tl.address + path)
+		resp, err := http.Get("http://" + tl.Address + path)
 		if err != nil {
 			return 0, "", err
 		}
@@ -212,7 +122,7 @@ func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
 	// SIGTERM the leader: Run returns, the lease is released at once, and
 	// the standby takes over well before the lease would have expired.
 	stopped := time.Now()
-	if err := first.stop(t); err != nil {
+	if err := first.Stop(t); err != nil {
 		t.Fatalf("leader's Run returned %v on shutdown, want nil", err)
 	}
 	poll(t, 10*time.Second, "the standby to take the lease", func(ctx context.Context) (bool, error) {
@@ -222,7 +132,7 @@ func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
 	if took := time.Since(stopped); took > 3*time.Second {
 		t.Fatalf("standby took over after %v: the lease was not released on shutdown", took)
 	}
-	if err := second.stop(t); err != nil {
+	if err := second.Stop(t); err != nil {
 		t.Fatalf("second Run returned %v", err)
 	}
 	if id, _ := holder(ctx); id != "" {

@@ -1,4 +1,4 @@
-package integration
+package podloop
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,8 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
-	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
-	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // hpaCRDPath is the generated PodAutoscaler CRD.
@@ -97,29 +95,8 @@ nodeGroups:
 // Ready.
 func hpaStartTidal(t *testing.T, ctx context.Context, args ...string) *tidal {
 	t.Helper()
-	opts := config.NewOptions()
-	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
-	opts.AddFlags(fs)
-	all := append([]string{
-		"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + freeAddress(t), "--leader-elect=false",
-		"--local-node-groups=" + writeGroups(t, hpaGroups), "--scan-interval=1s", "--hpa-sync-period=1s",
-	}, args...)
-	if err := fs.Parse(all); err != nil {
-		t.Fatalf("flags %v: %v", all, err)
-	}
-	if err := opts.Validate(); err != nil {
-		t.Fatalf("flags %v: %v", all, err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	tl := &tidal{cancel: cancel, done: make(chan error, 1)}
-	go func() { tl.done <- app.Run(runCtx, opts) }()
-	t.Cleanup(func() {
-		select {
-		case <-tl.done: // stopped by the test
-		default:
-			tl.stop(t)
-		}
-	})
+	tl := testenv.StartTidal(ctx, t, cluster.KubeconfigPath, append([]string{"--leader-elect=false",
+		"--local-node-groups=" + writeGroups(t, hpaGroups), "--scan-interval=1s", "--hpa-sync-period=1s"}, args...)...)
 	poll(t, 30*time.Second, "the hpa-a node Ready", func(ctx context.Context) (bool, error) {
 		nodes, err := groupNodes(ctx, "hpa-a")
 		return len(nodes) >= 1 && isReady(&nodes[0]), err
@@ -260,18 +237,24 @@ type hpaReplicaTrace struct {
 
 func hpaTraceReplicas(ns, name string) *hpaReplicaTrace {
 	tr := &hpaReplicaTrace{stop: make(chan struct{}), done: make(chan struct{})}
+	read := func() {
+		if r, err := hpaReplicas(context.Background(), ns, name); err == nil {
+			tr.mu.Lock()
+			if len(tr.values) == 0 || tr.values[len(tr.values)-1] != r {
+				tr.values = append(tr.values, r)
+			}
+			tr.mu.Unlock()
+		}
+	}
 	go func() {
 		defer close(tr.done)
 		for {
-			if r, err := hpaReplicas(context.Background(), ns, name); err == nil {
-				tr.mu.Lock()
-				if len(tr.values) == 0 || tr.values[len(tr.values)-1] != r {
-					tr.values = append(tr.values, r)
-				}
-				tr.mu.Unlock()
-			}
+			read()
 			select {
 			case <-tr.stop:
+				// One last read: the caller saw the final value, which
+				// may have come after this goroutine's previous read.
+				read()
 				return
 			case <-time.After(50 * time.Millisecond):
 			}

@@ -1,4 +1,4 @@
-package integration
+package podloop
 
 import (
 	"context"
@@ -266,7 +266,7 @@ func TestHPARestartKeepsStabilization(t *testing.T) {
 	if kept.Timestamp.IsZero() || kept.Timestamp.Time.Before(dropped.Add(-3*time.Second)) {
 		t.Fatalf("the status history %+v lacks the recent recommendation of 4", before)
 	}
-	if err := first.stop(t); err != nil {
+	if err := first.Stop(t); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 	restarted := time.Now()

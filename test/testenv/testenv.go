@@ -1,0 +1,205 @@
+// Package testenv is what tidal's integration test packages share: one local
+// cluster per test binary (Main), polling, namespaces and node clean-up, and
+// tidal itself run in the test process with parsed flags.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
+	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/localcluster"
+)
+
+// Main starts a local cluster, hands it to set, runs the tests and stops
+// the cluster. Use it from TestMain.
+func Main(m *testing.M, set func(*localcluster.Cluster)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	c, err := localcluster.Start(ctx, localcluster.Options{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start local cluster: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "local cluster ready in %v\n", time.Since(start).Round(time.Millisecond))
+	set(c)
+	code := m.Run()
+	cancel()
+	c.Stop()
+	os.Exit(code)
+}
+
+// Poll waits until cond holds, failing the test with msg after timeout.
+func Poll(t *testing.T, timeout time.Duration, msg string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var lastErr error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %v waiting for %s (last error: %v)", timeout, msg, lastErr)
+	}
+}
+
+// NewNamespace makes a namespace for one test and deletes it, with
+// everything in it, when the test ends.
+func NewNamespace(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	name := "t-" + rand.String(6)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete namespace %s: %v", name, err)
+		}
+		Poll(t, 60*time.Second, "namespace "+name+" to be gone", func(ctx context.Context) (bool, error) {
+			_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+	})
+	return name
+}
+
+// DeleteNodesOnCleanup removes, when the test ends, every node whose name
+// starts with one of the prefixes.
+func DeleteNodesOnCleanup(t *testing.T, cs kubernetes.Interface, prefixes ...string) {
+	t.Cleanup(func() {
+		ctx := context.Background()
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Errorf("list nodes: %v", err)
+			return
+		}
+		for _, n := range nodes.Items {
+			for _, p := range prefixes {
+				if strings.HasPrefix(n.Name, p) {
+					if err := cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+						t.Errorf("delete node %s: %v", n.Name, err)
+					}
+				}
+			}
+		}
+	})
+}
+
+// GroupNodes lists the nodes of a local-cloud node group.
+func GroupNodes(ctx context.Context, cs kubernetes.Interface, group string) ([]corev1.Node, error) {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: local.NodeGroupLabel + "=" + group})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// Tidal is a tidal run in the test process: app.Run with parsed flags.
+type Tidal struct {
+	cancel  context.CancelFunc
+	done    chan error
+	Address string
+}
+
+// StartTidal runs tidal against the cluster of kubeconfig with the given
+// flags (plus --kubeconfig and a free --address), in ctx (which may carry
+// values such as a simulated metric source). It stops when the test ends.
+func StartTidal(ctx context.Context, t *testing.T, kubeconfig string, args ...string) *Tidal {
+	t.Helper()
+	addr := FreeAddress(t)
+	opts := config.NewOptions()
+	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	all := append([]string{"--kubeconfig=" + kubeconfig, "--address=" + addr}, args...)
+	if err := fs.Parse(all); err != nil {
+		t.Fatalf("flags %v: %v", all, err)
+	}
+	if err := opts.Validate(); err != nil {
+		t.Fatalf("flags %v: %v", all, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	tl := &Tidal{cancel: cancel, done: make(chan error, 1), Address: addr}
+	go func() { tl.done <- app.Run(ctx, opts) }()
+	t.Cleanup(func() { _ = tl.Stop(t) })
+	return tl
+}
+
+// Stop sends the equivalent of SIGTERM and waits for Run to return.
+func (tl *Tidal) Stop(t *testing.T) error {
+	t.Helper()
+	tl.cancel()
+	select {
+	case err, ok := <-tl.done:
+		if ok {
+			close(tl.done)
+		}
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("tidal did not stop within 30s of shutdown")
+		return nil
+	}
+}
+
+// FreeAddress is a free loopback address.
+func FreeAddress(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// WriteGroups writes a local-cloud node-group file and returns its path.
+func WriteGroups(t *testing.T, yaml string) string {
+	path := filepath.Join(t.TempDir(), "groups.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Deployment is a Deployment of pods labelled app=name requesting cpu and
+// memory.
+func Deployment(ns, name string, replicas int32, cpu, mem string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem),
+					}}}}},
+			},
+		},
+	}
+}
