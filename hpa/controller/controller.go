@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -62,6 +64,23 @@ type Config struct {
 	SyncPeriod time.Duration
 	// Observer receives the controller's Prometheus metrics; may be nil.
 	Observer *Observer
+	// OnRescale, when set, is told of every successful rescale, so the
+	// node loop can plan nodes for new replicas before their pods exist.
+	OnRescale func(ctx context.Context, r Rescale)
+	// Capacity, when set, tells how many of a target's pods wait for nodes
+	// and what the node loop does about it (the WaitingForCapacity
+	// condition).
+	Capacity func(namespace string, pods []*corev1.Pod) (waiting int32, message string)
+}
+
+// Rescale is a successful change of a scale target's replicas.
+type Rescale struct {
+	// Autoscaler is the PodAutoscaler or HorizontalPodAutoscaler that
+	// decided it.
+	Autoscaler *corev1.ObjectReference
+	Namespace  string
+	Target     autoscalingv2.CrossVersionObjectReference
+	From, To   int32
 }
 
 // Controller is the pod loop.
@@ -108,6 +127,19 @@ func New(cfg Config) (*Controller, error) {
 		c.handler = reg
 	}
 	return c, nil
+}
+
+// Enqueue asks for a sync of the autoscaler "namespace/name" at once, for
+// sources that know a metric changed.
+func (c *Controller) Enqueue(key string) { c.queue.Add(key) }
+
+// EnqueueAll asks for a sync of every autoscaler at once.
+func (c *Controller) EnqueueAll() {
+	if inf := c.cfg.Store.Informer(); inf != nil {
+		for _, key := range inf.GetStore().ListKeys() {
+			c.queue.Add(key)
+		}
+	}
 }
 
 // enqueue syncs a new autoscaler at once.

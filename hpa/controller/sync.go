@@ -61,6 +61,7 @@ func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error
 	if err != nil {
 		s.errLabel = errorInternal
 	}
+	s.capacityCondition()
 	written, werr := c.cfg.Store.WriteStatus(ctx, a, s.status, compactHistory(s.history))
 	if written {
 		c.cfg.Observer.statusWritten()
@@ -85,6 +86,27 @@ type syncRun struct {
 	action   string
 	errLabel string
 	logger   klog.Logger
+	// targetPods are the target's pods, when the sync read them.
+	targetPods []*corev1.Pod
+}
+
+// ConditionWaitingForCapacity is tidal's condition saying how many of the
+// target's replicas wait for nodes, and which node groups are growing.
+const ConditionWaitingForCapacity autoscalingv2.HorizontalPodAutoscalerConditionType = "WaitingForCapacity"
+
+// capacityCondition sets WaitingForCapacity from the node loop's view of
+// the target's pods; it says False when none waits.
+func (s *syncRun) capacityCondition() {
+	if s.c.cfg.Capacity == nil || s.targetPods == nil {
+		return
+	}
+	waiting, message := s.c.cfg.Capacity(s.a.Namespace, s.targetPods)
+	cond := hpa.Condition{Type: ConditionWaitingForCapacity, Status: corev1.ConditionFalse, Reason: "NoReplicaWaits",
+		Message: "every replica has a node"}
+	if waiting > 0 {
+		cond = hpa.Condition{Type: ConditionWaitingForCapacity, Status: corev1.ConditionTrue, Reason: "NodesComing", Message: message}
+	}
+	s.setConditions(cond)
 }
 
 // run decides and acts; it fills s.status and s.history as Kubernetes
@@ -126,7 +148,7 @@ func (s *syncRun) run(ctx context.Context) error {
 			s.event(corev1.EventTypeWarning, EventFailedComputeMetricsReplicas, err.Error())
 			return nil
 		}
-		in.Pods = pods
+		in.Pods, s.targetPods = pods, pods
 		in.Data = s.fetch(ctx, spec.Metrics, sel, pods)
 	}
 
@@ -164,6 +186,9 @@ func (s *syncRun) run(ctx context.Context) error {
 		return fmt.Errorf("failed to rescale %s: %w", ref, err)
 	}
 	s.event(corev1.EventTypeNormal, EventSuccessfulRescale, fmt.Sprintf("New size: %d; reason: %s", d.DesiredReplicas, d.Reason))
+	if hook := s.c.cfg.OnRescale; hook != nil {
+		hook(ctx, Rescale{Autoscaler: a.Ref, Namespace: a.Namespace, Target: spec.ScaleTargetRef, From: current, To: d.DesiredReplicas})
+	}
 	s.logger.Info("Rescaled", "scaleTarget", ref, "from", current, "to", d.DesiredReplicas, "reason", d.Reason)
 	s.history = hpa.RecordScaleEvent(s.history, spec.Behavior, current, d.DesiredReplicas, s.now)
 	s.action = actionScaleUp

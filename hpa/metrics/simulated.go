@@ -40,8 +40,9 @@ func Constant(total float64) Load { return func(time.Time) float64 { return tota
 // without a load, or set to fail, is invalid. Simulated is safe for
 // concurrent use.
 type Simulated struct {
-	mu      sync.RWMutex
-	entries map[string]simEntry
+	mu        sync.RWMutex
+	entries   map[string]simEntry
+	listeners []func()
 	// Window is the window the samples claim (DefaultSimulatedWindow).
 	Window time.Duration
 }
@@ -60,20 +61,39 @@ func NewSimulated() *Simulated {
 // or "<namespace>/<name>" for one. A nil load removes the metric.
 func (s *Simulated) Set(key string, load Load) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if load == nil {
 		delete(s.entries, key)
-		return
+	} else {
+		s.entries[key] = simEntry{load: load}
 	}
-	s.entries[key] = simEntry{load: load}
+	s.mu.Unlock()
+	s.changed()
+}
+
+// OnChange registers f, called after every Set and Fail: a pod loop reading
+// this source can sync at once instead of at its next period.
+func (s *Simulated) OnChange(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listeners = append(s.listeners, f)
+}
+
+func (s *Simulated) changed() {
+	s.mu.RLock()
+	listeners := append([]func(){}, s.listeners...)
+	s.mu.RUnlock()
+	for _, f := range listeners {
+		f()
+	}
 }
 
 // Fail makes a metric fail with err until it is Set again, as an outage of
 // its metrics pipeline would.
 func (s *Simulated) Fail(key string, err error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.entries[key] = simEntry{err: err}
+	s.mu.Unlock()
+	s.changed()
 }
 
 // Fetch computes the metric from its load.
