@@ -25,6 +25,7 @@ type ScaleUpOptions struct {
 	BalancingIgnoreLabels        []string
 	ExpendablePodsPriorityCutoff int
 	NewPodScaleUpDelay           time.Duration
+	ProvisionAhead               bool
 	MaxTotalUnreadyPercentage    float64
 	OkTotalUnreadyCount          int
 	InitialBackoff               time.Duration
@@ -45,7 +46,7 @@ type ScaleUpOptions struct {
 func DefaultScaleUpOptions() ScaleUpOptions {
 	return ScaleUpOptions{
 		Expander: "least-waste", CoresTotal: "0:320000", MemoryTotal: "0:6400000", MaxNodesPerScaleUp: 1000,
-		MaxBinpackingTime: 10 * time.Second, ExpendablePodsPriorityCutoff: -10,
+		MaxBinpackingTime: 10 * time.Second, ExpendablePodsPriorityCutoff: -10, ProvisionAhead: true,
 		MaxTotalUnreadyPercentage: 45, OkTotalUnreadyCount: 3,
 		InitialBackoff: 5 * time.Minute, MaxBackoff: 30 * time.Minute, BackoffReset: 3 * time.Hour,
 		WriteStatusConfigMap: true, StatusConfigMapName: "tidal-status",
@@ -64,6 +65,7 @@ func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.BalancingIgnoreLabels, "balancing-ignore-label", o.BalancingIgnoreLabels, "A node label to ignore when comparing node groups for balancing; repeat for several.")
 	fs.IntVar(&o.ExpendablePodsPriorityCutoff, "expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff, "Pods with a priority below this never trigger a scale-up.")
 	fs.DurationVar(&o.NewPodScaleUpDelay, "new-pod-scale-up-delay", o.NewPodScaleUpDelay, "Pods younger than this do not trigger a scale-up yet.")
+	fs.BoolVar(&o.ProvisionAhead, "provision-ahead", o.ProvisionAhead, "When the pod loop raises a workload's replicas, plan nodes for the new pods at once, before they exist.")
 	fs.Float64Var(&o.MaxTotalUnreadyPercentage, "max-total-unready-percentage", o.MaxTotalUnreadyPercentage, "Percentage of unready nodes above which tidal stops scaling.")
 	fs.IntVar(&o.OkTotalUnreadyCount, "ok-total-unready-count", o.OkTotalUnreadyCount, "Unready nodes always tolerated, whatever the percentage.")
 	fs.DurationVar(&o.InitialBackoff, "initial-node-group-backoff-duration", o.InitialBackoff, "How long a node group whose scale-up failed is skipped, the first time.")

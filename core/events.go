@@ -56,7 +56,17 @@ func (e *eventDeduper) record(obj runtime.Object, uid, eventType, reason, format
 }
 
 func (e *eventDeduper) onPod(p *corev1.Pod, eventType, reason, format string, args ...any) {
+	if pictured(p) {
+		// Not an object of the API server: the loop tells the pod's source
+		// (see tellPods).
+		return
+	}
 	e.record(p, string(p.UID), eventType, reason, format, args...)
+}
+
+// onRef records an event on any object.
+func (e *eventDeduper) onRef(ref *corev1.ObjectReference, eventType, reason, format string, args ...any) {
+	e.record(ref, string(ref.UID)+ref.Kind+ref.Namespace+ref.Name, eventType, reason, format, args...)
 }
 
 func (e *eventDeduper) onNode(n *corev1.Node, eventType, reason, format string, args ...any) {

@@ -61,6 +61,7 @@ type NodeLoop struct {
 	rcs          corelisters.ReplicationControllerLister
 	jobs         batchlisters.JobLister
 	pdbs         policylisters.PodDisruptionBudgetLister
+	deployments  appslisters.DeploymentLister
 	configMaps   *configMapSource
 
 	live    *liveSnapshot
@@ -71,6 +72,7 @@ type NodeLoop struct {
 	status  *statusWriter
 	prio    *priorityConfig
 
+	ahead         *expectations
 	sdPlanner     scaledown.Planner
 	actuator      *actuator
 	unneededSince map[string]time.Time
@@ -79,6 +81,8 @@ type NodeLoop struct {
 	// lifetime is Run's context: removals in the background end with it.
 	lifetime     context.Context
 	trigger      chan struct{}
+	urgent       chan struct{}
+	coming       atomic.Pointer[map[string]int]
 	lastActivity atomic.Int64
 	fairness     int
 	rnd          *rand.Rand
@@ -99,8 +103,8 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		live: newLiveSnapshot(), keys: simulator.NewEquivalenceKeys(),
 		state:   clusterstate.New(cfg.Options.ClusterState),
 		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
-		trigger: make(chan struct{}, 1),
-		rnd:     rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
+		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(),
+		rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()
@@ -112,6 +116,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.rcs = cfg.Factory.Core().V1().ReplicationControllers().Lister()
 	l.jobs = cfg.Factory.Batch().V1().Jobs().Lister()
 	l.pdbs = cfg.Factory.Policy().V1().PodDisruptionBudgets().Lister()
+	l.deployments = cfg.Factory.Apps().V1().Deployments().Lister()
 	l.lifetime = ctx
 	if _, err := pods.Informer().AddEventHandler(l.live.podHandler()); err != nil {
 		return nil, fmt.Errorf("pod informer: %w", err)
@@ -187,6 +192,9 @@ func (l *NodeLoop) Run(ctx context.Context) {
 			if !l.debounce(ctx) {
 				return
 			}
+		case <-l.urgent:
+			// The pod loop just asked for replicas: decide before their
+			// pods exist, without waiting for a burst to settle.
 		}
 		l.runIteration(ctx)
 		timer.Reset(l.opts.ScanInterval)

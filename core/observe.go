@@ -24,8 +24,11 @@ type observation struct {
 	// the scheduler already failed to place.
 	pending       []*corev1.Pod
 	unschedulable int
-	groups        []*groupObservation
-	snapshot      *simulator.Snapshot
+	// headroom are the pictured pods that keep room for workloads'
+	// headroom (they are among pending too).
+	headroom []*corev1.Pod
+	groups   []*groupObservation
+	snapshot *simulator.Snapshot
 	// groupOfNode maps node names to their group's ID ("" for nodes of no
 	// group).
 	groupOfNode map[string]string
@@ -80,6 +83,9 @@ func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
 			}
 		}
 	}
+	o.pending = append(o.pending, l.aheadPods(o.now)...)
+	o.headroom = l.headroomPods()
+	o.pending = append(o.pending, o.headroom...)
 	daemonSets, err := l.daemonSets.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("%w: list daemonsets: %v", errAPI, err)

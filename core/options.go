@@ -30,6 +30,9 @@ type Options struct {
 	BalancingIgnoreLabels        []string
 	ExpendablePodsPriorityCutoff int32
 	NewPodScaleUpDelay           time.Duration
+	// ProvisionAhead plans nodes for the replicas the pod loop asks for
+	// before their pods exist.
+	ProvisionAhead bool
 
 	ClusterState clusterstate.Options
 	ScaleDown    ScaleDownOptions
@@ -82,6 +85,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
 		BalanceSimilarNodeGroups: su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
+		ProvisionAhead: su.ProvisionAhead,
 		ClusterState: clusterstate.Options{
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
 			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +39,17 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 	if err != nil {
 		return err
 	}
+	// Headroom occupies room in the plan like a pod: no node goes if the
+	// headroom would no longer fit.
+	snap := l.checker.Snapshot()
+	snap.Fork()
+	in.Salt, err = l.placeHeadroom(ctx, o.headroom)
+	if err != nil {
+		snap.Revert()
+		return err
+	}
 	plan, reused, err := l.sdPlanner.Plan(ctx, in)
+	snap.Revert()
 	if err != nil {
 		return err
 	}
@@ -240,10 +251,10 @@ func (l *NodeLoop) startRemovals(o *observation, plan *scaledown.Plan, nodes map
 		switch {
 		case u.Unready:
 			kind = "unready"
-		case u.Empty():
+		case len(realPods(u.Pods.ToMove)) == 0:
 			kind = "empty"
 		}
-		l.actuator.start(l.lifetime, removal{node: n, group: g.group, pods: u.Pods.ToMove, daemonSet: u.Pods.DaemonSet, kind: kind})
+		l.actuator.start(l.lifetime, removal{node: n, group: g.group, pods: realPods(u.Pods.ToMove), daemonSet: u.Pods.DaemonSet, kind: kind})
 		started = append(started, u.Node)
 	}
 	return started
@@ -260,6 +271,40 @@ func (l *NodeLoop) unneededLongEnough(o *observation, u scaledown.Unneeded) bool
 		need = opts.ScaleDownUnreadyTime
 	}
 	return o.now.Sub(since) >= need
+}
+
+// placeHeadroom puts the headroom pods on the free capacity of the
+// snapshot (forked by the caller) and returns what identifies the
+// placement, for the planner's memory.
+func (l *NodeLoop) placeHeadroom(ctx context.Context, pods []*corev1.Pod) (string, error) {
+	if len(pods) == 0 {
+		return "", nil
+	}
+	snap := l.checker.Snapshot()
+	placed := 0
+	for _, g := range l.keys.Group(pods) {
+		gc, err := l.checker.CheckGroup(ctx, g)
+		if err != nil {
+			return "", err
+		}
+		done, _, err := l.checker.PlaceGroup(ctx, gc, g.Pods, snap.Infos())
+		if err != nil {
+			return "", err
+		}
+		placed += len(done)
+	}
+	return fmt.Sprintf("headroom %d/%d", placed, len(pods)), nil
+}
+
+// realPods drops the pictured pods: they have nothing to evict.
+func realPods(pods []*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if !pictured(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func nodesByName(nodes []*corev1.Node) map[string]*corev1.Node {

@@ -222,6 +222,8 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 		for _, p := range up.Pods {
 			l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
 		}
+		l.tellSources(up.Pods, corev1.EventTypeNormal, "TriggeredScaleUp",
+			fmt.Sprintf("node group %s %d->%d (max: %d)", up.Group, up.From, up.To, up.Max))
 	}
 	return failed
 }
@@ -254,6 +256,36 @@ func (l *NodeLoop) explainNoScaleUp(plan *scaleup.Plan) {
 		for _, p := range n.Group.Pods {
 			l.events.onPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
 		}
+		l.tellSources(n.Group.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
+	}
+}
+
+// tellSources records one event per source of the pictured pods among pods
+// (the autoscaler that asked for them ahead, the workload that wants
+// headroom), saying how many of its pods the message concerns.
+func (l *NodeLoop) tellSources(pods []*corev1.Pod, eventType, reason, msg string) {
+	counts := map[*corev1.ObjectReference]int{}
+	what := map[*corev1.ObjectReference]string{}
+	var order []*corev1.ObjectReference
+	for _, p := range pods {
+		ref := l.ahead.source(p)
+		if ref == nil {
+			continue
+		}
+		if counts[ref] == 0 {
+			order = append(order, ref)
+			what[ref] = "new replica(s) this autoscaler asked for"
+		}
+		switch {
+		case p.Annotations[HeadroomOfAnnotation] != "":
+			what[ref] = "replica(s) of headroom"
+		case p.Annotations[AheadOfAnnotation] != "":
+			what[ref] = "new replica(s) this autoscaler asked for, planned ahead of their pods"
+		}
+		counts[ref]++
+	}
+	for _, ref := range order {
+		l.events.onRef(ref, eventType, reason, "%d %s: %s", counts[ref], what[ref], msg)
 	}
 }
 

@@ -64,6 +64,9 @@ type Input struct {
 	// utilization.
 	IgnoreDaemonSetsUtilization bool
 	Now                         time.Time
+	// Salt names what the caller changed in the snapshot in a fork (such
+	// as pods placed to keep headroom): the planner's memory keys on it.
+	Salt string
 }
 
 // Plan is which candidates can go now and why the others cannot.

@@ -33,7 +33,7 @@ func (p *Planner) Plan(ctx context.Context, in Input) (plan *Plan, reused bool, 
 
 func inputKey(in Input) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "v%d|%+v|%v|", in.Checker.Snapshot().Version(), in.Rules, in.IgnoreDaemonSetsUtilization)
+	fmt.Fprintf(h, "v%d|%s|%+v|%v|", in.Checker.Snapshot().Version(), in.Salt, in.Rules, in.IgnoreDaemonSetsUtilization)
 	for _, c := range in.Candidates {
 		fmt.Fprintf(h, "%s,%s,%g,%v;", c.Name, c.Group, c.Threshold, c.Unready)
 	}

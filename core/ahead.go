@@ -1,0 +1,182 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+)
+
+// Workload is a scale target whose pods the node loop can picture before
+// they exist: its pod template and the selector its pods match.
+type Workload struct {
+	Kind, Namespace, Name string
+	UID                   types.UID
+	Template              *corev1.PodTemplateSpec
+	Selector              labels.Selector
+}
+
+func (w Workload) key() string { return w.Kind + "/" + w.Namespace + "/" + w.Name }
+
+// Annotations on the pods the node loop pictures (they never reach the API
+// server; the annotations say where they come from in status and logs).
+const (
+	// AheadOfAnnotation marks a pod expected from a rescale, with the
+	// autoscaler that decided it.
+	AheadOfAnnotation = "tidal.dev/provision-ahead-for"
+	// HeadroomOfAnnotation marks a headroom pod, with its workload.
+	HeadroomOfAnnotation = "tidal.dev/headroom-for"
+	// HeadroomAnnotation, on a Deployment or StatefulSet, asks the node
+	// loop to keep room for that many more replicas.
+	HeadroomAnnotation = "autoscaling.tidal.dev/headroom-replicas"
+)
+
+// aheadTTL is how long an expectation is kept when its pods do not appear.
+const aheadTTL = 2 * time.Minute
+
+// expectations are the replica counts the pod loop just asked for: the
+// node loop plans nodes for the pods that do not exist yet, and forgets an
+// expectation once its pods exist (then they count as themselves, never
+// twice) or after aheadTTL.
+type expectations struct {
+	mu    sync.Mutex
+	byKey map[string]*expectation
+	// sources maps the annotation value of pictured pods to the object
+	// events about them go to (the autoscaler, or the headroom workload).
+	sources map[string]*corev1.ObjectReference
+}
+
+type expectation struct {
+	workload Workload
+	replicas int32
+	source   *corev1.ObjectReference
+	expires  time.Time
+	// satisfied is set once every expected pod existed: nothing more is
+	// pictured, but the expectation is kept until it expires so that the
+	// scale-up for its real pods is told to the autoscaler too.
+	satisfied bool
+}
+
+func newExpectations() *expectations {
+	return &expectations{byKey: map[string]*expectation{}, sources: map[string]*corev1.ObjectReference{}}
+}
+
+// source is the object events about a pictured pod go to.
+// source is the object events about a pod go to when the node loop acts
+// for a source's sake: the autoscaler whose expectation covers the pod
+// (pictured, or real and matching the workload's selector), or the
+// workload that wants headroom. Nil for other pods.
+func (e *expectations) source(p *corev1.Pod) *corev1.ObjectReference {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, a := range []string{AheadOfAnnotation, HeadroomOfAnnotation} {
+		if v, ok := p.Annotations[a]; ok {
+			return e.sources[v]
+		}
+	}
+	for _, x := range e.byKey {
+		if x.workload.Namespace == p.Namespace && x.workload.Selector.Matches(labels.Set(p.Labels)) {
+			return x.source
+		}
+	}
+	return nil
+}
+
+// ProvisionAhead tells the node loop that w will have replicas pods because
+// source (an autoscaler) asked for them, and runs an iteration at once.
+func (l *NodeLoop) ProvisionAhead(ctx context.Context, w Workload, replicas int32, source *corev1.ObjectReference) {
+	if !l.opts.ProvisionAhead || w.Template == nil || w.Selector == nil {
+		return
+	}
+	src := source.Kind + " " + source.Namespace + "/" + source.Name
+	l.ahead.mu.Lock()
+	l.ahead.byKey[w.key()] = &expectation{workload: w, replicas: replicas, source: source, expires: l.clock.Now().Add(aheadTTL)}
+	l.ahead.sources[src] = source
+	l.ahead.mu.Unlock()
+	klog.FromContext(ctx).V(2).Info("Provisioning ahead", "workload", w.key(), "replicas", replicas)
+	select {
+	case l.urgent <- struct{}{}:
+	default:
+	}
+}
+
+// ForgetAhead drops the expectation of a workload the pod loop scaled
+// down: none of its pods are to be pictured any more.
+func (l *NodeLoop) ForgetAhead(w Workload) {
+	l.ahead.mu.Lock()
+	defer l.ahead.mu.Unlock()
+	delete(l.ahead.byKey, w.key())
+}
+
+// aheadPods pictures the pods of every expectation that do not exist yet.
+// An expectation whose pods all exist, or that expired, is dropped.
+func (l *NodeLoop) aheadPods(now time.Time) []*corev1.Pod {
+	l.ahead.mu.Lock()
+	defer l.ahead.mu.Unlock()
+	var out []*corev1.Pod
+	for key, e := range l.ahead.byKey {
+		if now.After(e.expires) {
+			delete(l.ahead.byKey, key)
+			continue
+		}
+		if e.satisfied {
+			continue
+		}
+		missing := e.replicas - l.existingPods(e.workload)
+		if missing <= 0 {
+			e.satisfied = true
+			continue
+		}
+		src := e.source.Kind + " " + e.source.Namespace + "/" + e.source.Name
+		for i := int32(0); i < missing; i++ {
+			out = append(out, picturePod(e.workload, "ahead", int(i), AheadOfAnnotation, src, nil))
+		}
+	}
+	return out
+}
+
+// existingPods counts the workload's pods that exist and are not going
+// away: those count as themselves.
+func (l *NodeLoop) existingPods(w Workload) int32 {
+	pods, err := l.pods.Pods(w.Namespace).List(w.Selector)
+	if err != nil {
+		return 0
+	}
+	n := int32(0)
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil && !isTerminal(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// picturePod is a pod of w's template that does not exist: named after the
+// workload, with a stable UID so that its equivalence key is computed once.
+func picturePod(w Workload, kind string, i int, annotation, value string, priority *int32) *corev1.Pod {
+	name := fmt.Sprintf("%s-%s-%d", w.Name, kind, i)
+	p := &corev1.Pod{ObjectMeta: *w.Template.ObjectMeta.DeepCopy(), Spec: *w.Template.Spec.DeepCopy()}
+	p.Namespace, p.Name = w.Namespace, name
+	p.UID = types.UID(fmt.Sprintf("tidal-%s/%s/%d", kind, w.key(), i))
+	p.ResourceVersion = "1"
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[annotation] = value
+	if priority != nil {
+		p.Spec.Priority = priority
+	}
+	return p
+}
+
+// pictured reports whether a pod exists only in the node loop's mind.
+func pictured(p *corev1.Pod) bool {
+	_, ahead := p.Annotations[AheadOfAnnotation]
+	_, headroom := p.Annotations[HeadroomOfAnnotation]
+	return ahead || headroom
+}
