@@ -48,4 +48,5 @@ var (
 	freeAddress = testenv.FreeAddress
 	writeGroups = testenv.WriteGroups
 	deployment  = testenv.Deployment
+	metricValue = testenv.MetricValue
 )

@@ -1,11 +1,8 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,24 +65,6 @@ func eventsFor(ctx context.Context, ns, reason string) ([]corev1.Event, error) {
 		return nil, err
 	}
 	return list.Items, nil
-}
-
-// metricValue reads one sample of tidal's /metrics.
-func metricValue(addr, sample string) (float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, sample+" ") {
-			return strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, sample)), 64)
-		}
-	}
-	return 0, sc.Err()
 }
 
 func antiAffine(d *appsv1.Deployment) *appsv1.Deployment {

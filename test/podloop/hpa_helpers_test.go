@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
@@ -168,6 +169,24 @@ func hpaCPUAutoscaler(ns, name string, target, minR, maxR int32) *v1alpha1.PodAu
 				Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{
 					Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(target)}},
 			}}},
+		},
+	}
+}
+
+// hpaPodsAutoscaler is a PodAutoscaler of a Deployment on a Pods metric,
+// perPod per replica, from 1 to maxR replicas with the given behavior.
+func hpaPodsAutoscaler(ns, name, metric string, perPod int64, maxR int32, b *autoscalingv2.HorizontalPodAutoscalerBehavior) *v1alpha1.PodAutoscaler {
+	return &v1alpha1.PodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.PodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			MinReplicas:    ptr.To[int32](1), MaxReplicas: maxR,
+			Metrics: []v1alpha1.MetricSpec{{MetricSpec: autoscalingv2.MetricSpec{
+				Type: autoscalingv2.PodsMetricSourceType,
+				Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: metric},
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(perPod, resource.DecimalSI)}},
+			}}},
+			Behavior: b,
 		},
 	}
 }

@@ -117,22 +117,10 @@ func TestHPACustomBehavior(t *testing.T) {
 	hpaStartTidal(t, context.Background())
 	hpaDeployment(t, ns, "web", 2)
 	onePodPer2s := []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 2}}
-	pa := &v1alpha1.PodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: v1alpha1.PodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			MinReplicas:    ptr.To[int32](1), MaxReplicas: 10,
-			Metrics: []v1alpha1.MetricSpec{{MetricSpec: autoscalingv2.MetricSpec{
-				Type: autoscalingv2.PodsMetricSourceType,
-				Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "qps"},
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(10, resource.DecimalSI)}},
-			}}},
-			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
-				ScaleUp:   &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0), Policies: onePodPer2s},
-				ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0), Policies: onePodPer2s},
-			},
-		},
-	}
+	pa := hpaPodsAutoscaler(ns, "web", "qps", 10, 10, &autoscalingv2.HorizontalPodAutoscalerBehavior{
+		ScaleUp:   &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0), Policies: onePodPer2s},
+		ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0), Policies: onePodPer2s},
+	})
 	api.setPodsMetric(ns, "qps", 60) // 60 qps at 10 per pod: 6 replicas
 	start := time.Now()
 	trace := hpaTraceReplicas(ns, "web")

@@ -44,4 +44,5 @@ var (
 	freeAddress = testenv.FreeAddress
 	writeGroups = testenv.WriteGroups
 	deployment  = testenv.Deployment
+	metricValue = testenv.MetricValue
 )

@@ -66,6 +66,7 @@ func newPodLoop(env *loopEnv) (func(context.Context), error) {
 	if o.HPAObjects {
 		hpaInformer = env.factory.Autoscaling().V2().HorizontalPodAutoscalers().Informer()
 	}
+	env.workloads = newWorkloads(env.factory)
 	return func(ctx context.Context) {
 		if err := runPodLoop(ctx, env, pods, hpaInformer); err != nil && ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "Pod loop stopped; the node loop carries on")
@@ -111,9 +112,16 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 		Workers:    o.Workers,
 		SyncPeriod: o.SyncPeriod,
 		Observer:   env.podMetrics.observer,
+		OnRescale:  env.provisionAhead,
+		Capacity:   env.nodeLoop.CapacityFor,
 	})
 	if err != nil {
 		return err
+	}
+	if sim, ok := source.(*metrics.Simulated); ok {
+		// A simulated load that changes is synced at once, as a metrics
+		// pipeline pushing its samples would allow.
+		sim.OnChange(c.EnqueueAll)
 	}
 	if hpaInformer == nil {
 		go store.Informer().Run(ctx.Done())

@@ -86,8 +86,10 @@ type loopEnv struct {
 	podMetrics  *podLoopMetrics
 
 	// Set by runLoops for the current term.
-	factory  informers.SharedInformerFactory
-	recorder record.EventRecorder
+	factory   informers.SharedInformerFactory
+	recorder  record.EventRecorder
+	nodeLoop  *core.NodeLoop
+	workloads *workloads
 }
 
 // runLoops builds informers, the cloud provider and the loops, and runs them
@@ -115,6 +117,7 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	if err != nil {
 		return err
 	}
+	env.nodeLoop = loop
 	runPodLoop, err := newPodLoop(env)
 	if err != nil {
 		return err

@@ -1,0 +1,267 @@
+package podloop
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
+	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
+	"github.com/tidal-autoscaler/tidal/hpa/controller"
+	"github.com/tidal-autoscaler/tidal/hpa/metrics"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
+)
+
+// series records a value over time and counts its changes of direction.
+type series struct {
+	mu     sync.Mutex
+	values []int
+}
+
+func (s *series) add(v int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.values); n == 0 || s.values[n-1] != v {
+		s.values = append(s.values, v)
+	}
+}
+
+// reset starts a new phase from the current value.
+func (s *series) reset() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.values
+	if n := len(old); n > 0 {
+		s.values = []int{old[n-1]}
+	}
+	return old
+}
+
+// reversals counts how often the values change direction.
+func reversals(v []int) int {
+	n, dir := 0, 0
+	for i := 1; i < len(v); i++ {
+		d := 1
+		if v[i] < v[i-1] {
+			d = -1
+		}
+		if dir != 0 && d != dir {
+			n++
+		}
+		dir = d
+	}
+	return n
+}
+
+// coopRun is one run of the scenario: a step in load on a PodAutoscaler'd
+// Deployment that needs two new nodes, then the load falls back.
+type coopRun struct {
+	stepToScaleUp time.Duration
+	stepToReady   time.Duration
+}
+
+// TestLoopsCooperate runs the scenario with provision-ahead, then without,
+// on fresh node groups each time.
+func TestLoopsCooperate(t *testing.T) {
+	hpaInstallCRD(t)
+	with := coopScenario(t, "ca", true)
+	without := coopScenario(t, "cb", false)
+	t.Logf("metric step to scale-up request: %v with provision-ahead, %v without; to every replica Ready: %v and %v",
+		with.stepToScaleUp.Round(time.Millisecond), without.stepToScaleUp.Round(time.Millisecond),
+		with.stepToReady.Round(time.Millisecond), without.stepToReady.Round(time.Millisecond))
+	if with.stepToScaleUp >= 2*time.Second {
+		t.Errorf("with provision-ahead the scale-up came %v after the metric step, want under 2s", with.stepToScaleUp)
+	}
+	if without.stepToScaleUp >= coopSyncPeriod+time.Second {
+		t.Errorf("without provision-ahead the scale-up came %v after the metric step, want under the sync period + 1s", without.stepToScaleUp)
+	}
+}
+
+// coopSyncPeriod is the pod loop's period in the scenario: the simulated
+// source makes it sync at once when the load changes anyway.
+const coopSyncPeriod = 5 * time.Second
+
+func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
+	ctx := context.Background()
+	group := prefix + "-pool"
+	deleteNodesOnCleanup(t, group+"-")
+	ns := hpaNamespace(t)
+	sim := metrics.NewSimulated()
+	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 1, maxSize: 6, initialSize: 1, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 1s}\n", group)
+	runCtx := testenv.LogOnFailure(app.WithSimulatedMetrics(ctx, sim), t, 4)
+	tl := testenv.StartTidal(runCtx, t, cluster.KubeconfigPath,
+		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=2s",
+		fmt.Sprintf("--provision-ahead=%v", ahead), "--hpa-metrics-source=simulated", "--hpa-sync-period="+coopSyncPeriod.String(),
+		"--hpa-downscale-stabilization=3s", "--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s",
+		"--scale-down-delay-after-delete=0s")
+	poll(t, 30*time.Second, "the first node Ready", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(ctx, group)
+		return len(nodes) == 1 && isReady(&nodes[0]), err
+	})
+
+	// Two pods under a PDB that allows no disruption, and the web
+	// Deployment at 2 replicas of 1 CPU: one 4-CPU node holds it all.
+	// Each run's pods stay on its own pool (the other run's node remains).
+	onPool := map[string]string{local.NodeGroupLabel: group}
+	guarded := deployment(ns, "guarded", 2, "250m", "256Mi")
+	guarded.Spec.Template.Spec.NodeSelector = onPool
+	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, guarded, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}}
+	if _, err := cluster.Client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	web := deployment(ns, "web", 2, "1", "1Gi")
+	web.Spec.Template.Spec.NodeSelector = onPool
+	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, web, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hpaWaitRunning(t, ns, "guarded", 2)
+	hpaWaitRunning(t, ns, "web", 2)
+	guardedUIDs := podUIDs(t, ns, "guarded")
+	sim.Set(ns+"/requests", metrics.Constant(20)) // 20 requests/s at 10 per pod: 2 replicas
+	hpaCreatePA(t, coopAutoscaler(ns))
+	hpaHoldReplicas(t, ns, "web", 2, 2*time.Second)
+
+	replicas, nodes := &series{}, &series{}
+	stop := watchCounts(ns, group, replicas, nodes)
+	defer stop()
+
+	// The step: 80 requests/s want 8 replicas of 1 CPU; with the 0.5 CPU of
+	// the guarded pods that is 8.5 CPU, so two more 4-CPU nodes.
+	step := time.Now()
+	sim.Set(ns+"/requests", metrics.Constant(80))
+	var run coopRun
+	poll(t, 30*time.Second, "the node group's scale-up request", func(context.Context) (bool, error) {
+		n, err := metricValue(tl.Address, fmt.Sprintf(`tidal_scale_ups_total{node_group=%q}`, group))
+		if n > 0 && run.stepToScaleUp == 0 {
+			run.stepToScaleUp = time.Since(step)
+		}
+		return n > 0, err
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replicas %v nodes %v", replicas.values, nodes.values)
+			pa := hpaGetPA(t, ns, "web")
+			t.Logf("PodAutoscaler status: %+v", pa.Status)
+			events, _ := cluster.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+			for _, e := range events.Items {
+				if e.InvolvedObject.Kind != "Pod" || e.Source.Component == "tidal" {
+					t.Logf("event %s %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+				}
+			}
+		}
+	})
+	hpaWaitReplicas(t, ns, "web", 8, 30*time.Second)
+	if ahead {
+		// The node group's growth is told to the autoscaler.
+		hpaWaitEvent(t, ns, "TriggeredScaleUp", "this autoscaler asked for: node group "+group)
+	}
+	poll(t, 60*time.Second, "every new replica Ready", func(ctx context.Context) (bool, error) {
+		d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && d.Status.ReadyReplicas == 8, err
+	})
+	run.stepToReady = time.Since(step)
+	if n := nodeCountOf(t, group); n != 3 {
+		t.Fatalf("%d nodes for 8.5 CPU of pods on 4-CPU nodes, want 3", n)
+	}
+	poll(t, 20*time.Second, "WaitingForCapacity False once every replica runs", func(context.Context) (bool, error) {
+		c := hpaCondition(hpaGetPA(t, ns, "web"), controller.ConditionWaitingForCapacity)
+		return c.Status == corev1.ConditionFalse, nil
+	})
+	upReplicas, upNodes := replicas.reset(), nodes.reset()
+
+	// The load falls back: replicas come down, the added nodes go, and the
+	// guarded pods are never touched.
+	sim.Set(ns+"/requests", metrics.Constant(20))
+	hpaWaitReplicas(t, ns, "web", 2, 60*time.Second)
+	poll(t, 90*time.Second, "the added nodes removed", func(ctx context.Context) (bool, error) {
+		n, err := groupNodes(ctx, group)
+		return len(n) == 1, err
+	})
+	downReplicas, downNodes := replicas.reset(), nodes.reset()
+	if got := podUIDs(t, ns, "guarded"); got != guardedUIDs {
+		t.Fatalf("PDB-protected pods were replaced: %s, were %s", got, guardedUIDs)
+	}
+	for name, v := range map[string][]int{"replicas up": upReplicas, "nodes up": upNodes, "replicas down": downReplicas, "nodes down": downNodes} {
+		if r := reversals(v); r > 1 {
+			t.Errorf("%s flapped: %v changes direction %d times", name, v, r)
+		}
+	}
+	t.Logf("provision-ahead=%v: replicas %v then %v, nodes %v then %v", ahead, upReplicas, downReplicas, upNodes, downNodes)
+	if err := tl.Stop(t); err != nil {
+		t.Fatalf("tidal stopped with %v", err)
+	}
+	return run
+}
+
+// coopAutoscaler scales web on requests per second per pod (a Pods metric,
+// so no cpu readiness rules slow the demonstration), 10 per pod, in one
+// step up and a short stabilization down.
+func coopAutoscaler(ns string) *v1alpha1.PodAutoscaler {
+	return hpaPodsAutoscaler(ns, "web", "requests", 10, 12, &autoscalingv2.HorizontalPodAutoscalerBehavior{
+		ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0),
+			Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 10, PeriodSeconds: 15}}},
+		ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](3)},
+	})
+}
+
+// watchCounts samples the Deployment's desired replicas and the group's
+// nodes every 100 ms until stopped.
+func watchCounts(ns, group string, replicas, nodes *series) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		ctx := context.Background()
+		for {
+			if r, err := hpaReplicas(ctx, ns, "web"); err == nil {
+				replicas.add(int(r))
+			}
+			if n, err := groupNodes(ctx, group); err == nil {
+				nodes.add(len(n))
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+func podUIDs(t *testing.T, ns, app string) string {
+	pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uids []string
+	for _, p := range pods.Items {
+		uids = append(uids, string(p.UID))
+	}
+	slices.Sort(uids)
+	return strings.Join(uids, ",")
+}
+
+func nodeCountOf(t *testing.T, group string) int {
+	n, err := groupNodes(context.Background(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(n)
+}
