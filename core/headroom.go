@@ -11,46 +11,78 @@ import (
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
-// headroomPods pictures, for every Deployment annotated with
-// autoscaling.tidal.dev/headroom-replicas: N, N more pods of its template.
-// They have the lowest priority that still triggers scale-ups, so real pods
-// are placed first (and take the headroom when they need it); scale-down
-// keeps them like other pods, so the headroom is not given back and asked
-// for again; when the annotation is lowered or removed, the nodes that held
-// the headroom are the first to become unneeded.
+// headroomPods pictures, for every Deployment and StatefulSet annotated
+// with autoscaling.tidal.dev/headroom-replicas: N, N more pods of its
+// template. They have the lowest priority that still triggers scale-ups, so
+// real pods are placed first (and take the headroom when they need it);
+// scale-down keeps them like other pods, so the headroom is not given back
+// and asked for again; when the annotation is lowered or removed, the nodes
+// that held the headroom are the first to become unneeded.
 func (l *NodeLoop) headroomPods() []*corev1.Pod {
-	deps, err := l.deployments.List(labels.Everything())
-	if err != nil {
-		return nil
-	}
 	var out []*corev1.Pod
-	priority := l.opts.ExpendablePodsPriorityCutoff
-	for _, d := range deps {
-		raw, ok := d.Annotations[HeadroomAnnotation]
-		if !ok {
-			continue
+	for _, w := range l.headroomWorkloads() {
+		out = append(out, l.pictureHeadroom(w)...)
+	}
+	return out
+}
+
+// headroomWorkload is a workload carrying the headroom annotation.
+type headroomWorkload struct {
+	kind     string
+	meta     *metav1.ObjectMeta
+	selector *metav1.LabelSelector
+	template *corev1.PodTemplateSpec
+}
+
+func (l *NodeLoop) headroomWorkloads() []headroomWorkload {
+	var out []headroomWorkload
+	if deps, err := l.deployments.List(labels.Everything()); err == nil {
+		for _, d := range deps {
+			if _, ok := d.Annotations[HeadroomAnnotation]; ok {
+				out = append(out, headroomWorkload{"Deployment", &d.ObjectMeta, d.Spec.Selector, &d.Spec.Template})
+			}
 		}
-		ref := &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID}
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 0 || n > 1000 {
-			l.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom",
-				"annotation %s=%q: want a whole number of replicas from 0 to 1000", HeadroomAnnotation, raw)
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-		if err != nil {
-			continue
-		}
-		w := Workload{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Template: &d.Spec.Template, Selector: sel}
-		src := fmt.Sprintf("Deployment %s/%s", d.Namespace, d.Name)
-		l.ahead.mu.Lock()
-		l.ahead.sources[src] = ref
-		l.ahead.mu.Unlock()
-		for i := 0; i < n; i++ {
-			p := picturePod(w, "headroom", i, HeadroomOfAnnotation, src, &priority)
-			p.Annotations[scaledown.SafeToEvictAnnotation] = "true"
-			out = append(out, p)
+	}
+	if sets, err := l.statefulSets.List(labels.Everything()); err == nil {
+		for _, s := range sets {
+			if _, ok := s.Annotations[HeadroomAnnotation]; ok {
+				out = append(out, headroomWorkload{"StatefulSet", &s.ObjectMeta, s.Spec.Selector, &s.Spec.Template})
+			}
 		}
 	}
 	return out
 }
+
+// pictureHeadroom pictures one workload's headroom pods, or warns on the
+// workload when its annotation is not a replica count.
+func (l *NodeLoop) pictureHeadroom(h headroomWorkload) []*corev1.Pod {
+	ref := &corev1.ObjectReference{APIVersion: "apps/v1", Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, UID: h.meta.UID}
+	raw := h.meta.Annotations[HeadroomAnnotation]
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 || n > maxHeadroom {
+		l.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom",
+			"annotation %s=%q: want a whole number of replicas from 0 to %d", HeadroomAnnotation, raw, maxHeadroom)
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(h.selector)
+	if err != nil {
+		l.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "no headroom kept: selector: %v", err)
+		return nil
+	}
+	w := Workload{Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, UID: h.meta.UID, Template: h.template, Selector: sel}
+	src := fmt.Sprintf("%s %s/%s", h.kind, h.meta.Namespace, h.meta.Name)
+	l.ahead.mu.Lock()
+	l.ahead.sources[src] = ref
+	l.ahead.mu.Unlock()
+	priority := l.opts.ExpendablePodsPriorityCutoff
+	out := make([]*corev1.Pod, 0, n)
+	for i := 0; i < n; i++ {
+		p := picturePod(w, "headroom", i, HeadroomOfAnnotation, src, &priority)
+		p.Annotations[scaledown.SafeToEvictAnnotation] = "true"
+		out = append(out, p)
+	}
+	return out
+}
+
+// maxHeadroom bounds the headroom one workload may ask for.
+const maxHeadroom = 1000

@@ -82,7 +82,8 @@ type NodeLoop struct {
 	lifetime     context.Context
 	trigger      chan struct{}
 	urgent       chan struct{}
-	coming       atomic.Pointer[map[string]int]
+	capacity     atomic.Pointer[capacityView]
+	onCapacity   atomic.Pointer[func([]string)]
 	lastActivity atomic.Int64
 	fairness     int
 	rnd          *rand.Rand

@@ -31,7 +31,7 @@ type iterationReport struct {
 func (l *NodeLoop) publish(ctx context.Context, r *iterationReport) {
 	s := l.buildStatus(r)
 	l.setGauges(r)
-	l.setComing()
+	l.publishCapacity(r)
 	if err := l.status.write(ctx, s); err != nil {
 		klog.FromContext(ctx).Error(err, "Status not written")
 		l.cfg.Metrics.Errors.WithLabelValues("apiCallError").Inc()

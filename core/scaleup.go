@@ -217,7 +217,8 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 		l.cfg.Metrics.ScaledUpNodes.WithLabelValues(up.Group).Add(float64(delta))
 		l.cfg.Metrics.ScaleUps.WithLabelValues(up.Group).Inc()
 		l.cfg.Metrics.LastActivity.WithLabelValues("scaleUp").Set(float64(l.clock.Now().Unix()))
-		l.events.onStatus(l.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)", up.Group, up.From, up.To, up.Max)
+		l.events.onStatus(l.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
+			up.Group, up.From, up.To, up.Max, picturedNote(up.Pods))
 		msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
 		for _, p := range up.Pods {
 			l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
@@ -226,6 +227,31 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 			fmt.Sprintf("node group %s %d->%d (max: %d)", up.Group, up.From, up.To, up.Max))
 	}
 	return failed
+}
+
+// picturedNote says how many of a scale-up's pods do not exist yet: ones
+// provisioned ahead of a rescale, and headroom.
+func picturedNote(pods []*corev1.Pod) string {
+	ahead, headroom := 0, 0
+	for _, p := range pods {
+		if _, ok := p.Annotations[AheadOfAnnotation]; ok {
+			ahead++
+		}
+		if _, ok := p.Annotations[HeadroomOfAnnotation]; ok {
+			headroom++
+		}
+	}
+	var parts []string
+	if ahead > 0 {
+		parts = append(parts, fmt.Sprintf("%d provisioned ahead of pods an autoscaler asked for", ahead))
+	}
+	if headroom > 0 {
+		parts = append(parts, fmt.Sprintf("%d of headroom", headroom))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" for %d pod(s), %s", len(pods), strings.Join(parts, " and "))
 }
 
 func markUnavailable(groups []scaleup.Group, id, reason string) {

@@ -59,6 +59,9 @@ type Plan struct {
 	ScaleUps []ScaleUp
 	// FitExisting counts pending pods that fit on existing or upcoming nodes.
 	FitExisting int
+	// Awaiting maps the UIDs of pending pods that fit on upcoming nodes
+	// (requested, not yet Ready) to those nodes' group.
+	Awaiting map[types.UID]string
 	// NoScaleUp lists the pod groups no group can help, with why.
 	NoScaleUp []NoScaleUp
 	// Skipped counts pods not considered because the deadline passed.
@@ -99,9 +102,13 @@ type Timings struct {
 	Total             time.Duration
 }
 
-// Helped returns, per pod UID, the group that will run it.
+// Helped returns, per pod UID, the group that will run it: the group a
+// scale-up of this plan grows, or the group whose upcoming nodes it awaits.
 func (p *Plan) Helped() map[types.UID]string {
 	out := map[types.UID]string{}
+	for uid, g := range p.Awaiting {
+		out[uid] = g
+	}
 	for _, s := range p.ScaleUps {
 		for _, pod := range s.Pods {
 			out[pod.UID] = s.Group
@@ -119,7 +126,8 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 	if in.MaxRounds == 0 {
 		in.MaxRounds = 10
 	}
-	d := &decision{in: in, plan: &Plan{}, start: in.Now(), planned: map[string]int{}}
+	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}}, start: in.Now(), planned: map[string]int{},
+		upcoming: map[string]string{}}
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
@@ -145,6 +153,8 @@ type decision struct {
 	start time.Time
 	// planned counts nodes added to each group by this decision.
 	planned map[string]int
+	// upcoming maps the names of upcoming nodes' copies to their group.
+	upcoming map[string]string
 }
 
 func (d *decision) timedOut() bool {
@@ -157,9 +167,11 @@ func (d *decision) addUpcoming() error {
 	snap := d.in.Checker.Snapshot()
 	for _, g := range d.in.Groups {
 		for i := 0; i < g.Upcoming; i++ {
-			if _, err := g.Template.AddCopy(snap, fmt.Sprintf("upcoming-%s-%d", g.ID, i)); err != nil {
+			name := fmt.Sprintf("upcoming-%s-%d", g.ID, i)
+			if _, err := g.Template.AddCopy(snap, name); err != nil {
 				return fmt.Errorf("node group %s: upcoming node: %w", g.ID, err)
 			}
+			d.upcoming[name] = g.ID
 		}
 	}
 	return nil
@@ -191,6 +203,11 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 			return nil, err
 		}
 		d.plan.FitExisting += len(placed)
+		for _, pl := range placed {
+			if group, ok := d.upcoming[pl.Node]; ok {
+				d.plan.Awaiting[pl.Info.GetPod().UID] = group
+			}
+		}
 		if len(unplaced) > 0 {
 			remaining = append(remaining, pending{group: g, pods: unplaced})
 		}

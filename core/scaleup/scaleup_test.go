@@ -3,7 +3,9 @@ package scaleup
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,17 +157,24 @@ func TestPodsThatFitExistingNodesTriggerNothing(t *testing.T) {
 	if len(plan.ScaleUps) != 0 || plan.FitExisting != 3 {
 		t.Fatalf("plan %+v: want the 3 pods to fit the free 3 CPU", plan)
 	}
+	if len(plan.Awaiting) != 0 {
+		t.Fatalf("pods placed on a Ready node await nothing, got %v", plan.Awaiting)
+	}
 }
 
 func TestUpcomingNodesCountAsTemplateCopies(t *testing.T) {
 	c := newCluster(t)
 	c.group("g", "4", "16Gi", "a", 2, 10).Upcoming = 2
 	c.pend(8, "web", "1", "1Gi", nil)
-	if plan := c.decide("least-waste", nil); len(plan.ScaleUps) != 0 || plan.FitExisting != 8 {
+	plan := c.decide("least-waste", nil)
+	if len(plan.ScaleUps) != 0 || plan.FitExisting != 8 {
 		t.Fatalf("8 pods fit the 2 upcoming 4-CPU nodes, but plan = %+v", plan)
 	}
+	if helped := plan.Helped(); len(helped) != 8 || slices.ContainsFunc(slices.Collect(maps.Values(helped)), func(g string) bool { return g != "g" }) {
+		t.Fatalf("the 8 pods await group g's upcoming nodes, got %v", helped)
+	}
 	c.pend(2, "web", "1", "1Gi", nil)
-	plan := c.decide("least-waste", nil)
+	plan = c.decide("least-waste", nil)
 	if got := nodesAdded(plan); got["g"] != 1 || plan.ScaleUps[0].From != 2 || plan.ScaleUps[0].To != 3 {
 		t.Fatalf("10 pods: want one more node 2->3, got %+v", plan.ScaleUps)
 	}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -137,6 +138,22 @@ func (c *Controller) Enqueue(key string) { c.queue.Add(key) }
 func (c *Controller) EnqueueAll() {
 	if inf := c.cfg.Store.Informer(); inf != nil {
 		for _, key := range inf.GetStore().ListKeys() {
+			c.queue.Add(key)
+		}
+	}
+}
+
+// EnqueueNamespaces asks for a sync of every autoscaler in the given
+// namespaces at once (the node loop calls it when their pods start or stop
+// waiting for nodes).
+func (c *Controller) EnqueueNamespaces(namespaces []string) {
+	inf := c.cfg.Store.Informer()
+	if inf == nil {
+		return
+	}
+	for _, key := range inf.GetStore().ListKeys() {
+		ns, _, err := cache.SplitMetaNamespaceKey(key)
+		if err == nil && slices.Contains(namespaces, ns) {
 			c.queue.Add(key)
 		}
 	}

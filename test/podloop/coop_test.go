@@ -38,6 +38,26 @@ func (s *series) add(v int) {
 	}
 }
 
+// messages collects distinct texts.
+type messages struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (m *messages) add(s string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Contains(m.seen, s) {
+		m.seen = append(m.seen, s)
+	}
+}
+
+func (m *messages) any(sub string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.ContainsFunc(m.seen, func(s string) bool { return strings.Contains(s, sub) })
+}
+
 // reset starts a new phase from the current value.
 func (s *series) reset() []int {
 	s.mu.Lock()
@@ -99,7 +119,7 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	deleteNodesOnCleanup(t, group+"-")
 	ns := hpaNamespace(t)
 	sim := metrics.NewSimulated()
-	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 1, maxSize: 6, initialSize: 1, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 1s}\n", group)
+	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 1, maxSize: 6, initialSize: 1, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 2s}\n", group)
 	runCtx := testenv.LogOnFailure(app.WithSimulatedMetrics(ctx, sim), t, 4)
 	tl := testenv.StartTidal(runCtx, t, cluster.KubeconfigPath,
 		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=2s",
@@ -138,8 +158,8 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	hpaCreatePA(t, coopAutoscaler(ns))
 	hpaHoldReplicas(t, ns, "web", 2, 2*time.Second)
 
-	replicas, nodes := &series{}, &series{}
-	stop := watchCounts(ns, group, replicas, nodes)
+	replicas, nodes, waiting := &series{}, &series{}, &messages{}
+	stop := watchCounts(t, ns, group, replicas, nodes, waiting)
 	defer stop()
 
 	// The step: 80 requests/s want 8 replicas of 1 CPU; with the 0.5 CPU of
@@ -169,9 +189,11 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	})
 	hpaWaitReplicas(t, ns, "web", 8, 30*time.Second)
 	if ahead {
-		// The node group's growth is told to the autoscaler.
-		hpaWaitEvent(t, ns, "TriggeredScaleUp", "this autoscaler asked for: node group "+group)
+		// The node group's growth is told to the autoscaler (whether the
+		// decision came before its pods existed or just after).
+		hpaWaitEvent(t, ns, "TriggeredScaleUp", ": node group "+group+" 1->3 (max: 6)")
 	}
+	hpaWaitEvent(t, "kube-system", "ScaledUpGroup", "node group "+group+" size 1 -> 3 (max: 6)")
 	poll(t, 60*time.Second, "every new replica Ready", func(ctx context.Context) (bool, error) {
 		d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas == 8, err
@@ -184,6 +206,9 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 		c := hpaCondition(hpaGetPA(t, ns, "web"), controller.ConditionWaitingForCapacity)
 		return c.Status == corev1.ConditionFalse, nil
 	})
+	if !waiting.any("for node group " + group + " (adding ") {
+		t.Errorf("the autoscaler never showed its replicas waiting for %s; WaitingForCapacity said %q", group, waiting.seen)
+	}
 	upReplicas, upNodes := replicas.reset(), nodes.reset()
 
 	// The load falls back: replicas come down, the added nodes go, and the
@@ -221,11 +246,13 @@ func coopAutoscaler(ns string) *v1alpha1.PodAutoscaler {
 	})
 }
 
-// watchCounts samples the Deployment's desired replicas and the group's
-// nodes every 100 ms until stopped.
-func watchCounts(ns, group string, replicas, nodes *series) func() {
+// watchCounts samples the Deployment's desired replicas, the group's nodes
+// and the autoscaler's WaitingForCapacity messages every 100 ms until
+// stopped.
+func watchCounts(t *testing.T, ns, group string, replicas, nodes *series, waiting *messages) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	pas := hpaPAClient(t).PodAutoscalers(ns)
 	wg.Go(func() {
 		ctx := context.Background()
 		for {
@@ -234,6 +261,11 @@ func watchCounts(ns, group string, replicas, nodes *series) func() {
 			}
 			if n, err := groupNodes(ctx, group); err == nil {
 				nodes.add(len(n))
+			}
+			if pa, err := pas.Get(ctx, "web", metav1.GetOptions{}); err == nil {
+				if c := hpaCondition(pa, controller.ConditionWaitingForCapacity); c.Status == corev1.ConditionTrue {
+					waiting.add(c.Message)
+				}
 			}
 			select {
 			case <-done:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
@@ -12,15 +13,48 @@ import (
 )
 
 // buildCloudProvider makes and starts the provider --cloud-provider names.
-func buildCloudProvider(ctx context.Context, client kubernetes.Interface, opts *config.Options) (cloudprovider.CloudProvider, error) {
+func buildCloudProvider(ctx context.Context, env *loopEnv, opts *config.Options) (cloudprovider.CloudProvider, error) {
 	switch opts.CloudProvider {
 	case config.CloudProviderLocal:
+		client, err := localCloudClient(ctx, env)
+		if err != nil {
+			return nil, err
+		}
 		return buildLocalCloud(ctx, client, opts)
 	case config.CloudProviderAWS:
-		return buildAWSCloud(ctx, client, opts)
+		return buildAWSCloud(ctx, env.client, opts)
 	}
 	return nil, fmt.Errorf("--cloud-provider=%q: unknown provider", opts.CloudProvider)
 }
+
+// localCloudClientKey is the context key of the local cloud's client.
+type localCloudClientKey struct{}
+
+// WithLocalCloudClient returns a context that makes Run's local cloud create
+// and delete Nodes with client: the local cloud stands for a cloud provider,
+// which is not bound by tidal's own RBAC rules.
+func WithLocalCloudClient(ctx context.Context, client kubernetes.Interface) context.Context {
+	return context.WithValue(ctx, localCloudClientKey{}, client)
+}
+
+// localCloudClient is the client of WithLocalCloudClient, or else a client of
+// tidal's configuration with an API budget of its own, as a real cloud's
+// calls do not spend tidal's.
+func localCloudClient(ctx context.Context, env *loopEnv) (kubernetes.Interface, error) {
+	if c, ok := ctx.Value(localCloudClientKey{}).(kubernetes.Interface); ok {
+		return c, nil
+	}
+	cfg := rest.CopyConfig(env.restConfig)
+	cfg.QPS, cfg.Burst = localCloudQPS, 2*localCloudQPS
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("local cloud: kubernetes client: %w", err)
+	}
+	return client, nil
+}
+
+// localCloudQPS is the local cloud's own API budget.
+const localCloudQPS = 50
 
 func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *config.Options) (*local.Cloud, error) {
 	cfg, err := local.LoadConfig(opts.LocalNodeGroups)

@@ -118,6 +118,7 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 	if err != nil {
 		return err
 	}
+	env.nodeLoop.OnCapacityChange(c.EnqueueNamespaces)
 	if sim, ok := source.(*metrics.Simulated); ok {
 		// A simulated load that changes is synced at once, as a metrics
 		// pipeline pushing its samples would allow.

@@ -99,14 +99,20 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	opts, client := env.opts, env.client
 	env.factory = informers.NewSharedInformerFactory(client, 0)
 
-	cloud, err := buildCloudProvider(ctx, client, opts)
+	cloud, err := buildCloudProvider(ctx, env, opts)
 	if err != nil {
 		return err
 	}
 	defer cloud.Cleanup()
 
+	// Events get a client of their own, so that a burst of them (one per
+	// pod a scale-up helps) never delays a taint or an eviction.
+	eventsClient, err := kubernetes.NewForConfig(env.restConfig)
+	if err != nil {
+		return fmt.Errorf("kubernetes client for events: %w", err)
+	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventsClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	env.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
 
