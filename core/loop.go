@@ -76,7 +76,10 @@ type NodeLoop struct {
 	sdPlanner     scaledown.Planner
 	actuator      *actuator
 	unneededSince map[string]time.Time
-	lastScaleUp   time.Time
+	// scaleDownDue is when an unneeded node will be due for removal (zero:
+	// none); the loop wakes then instead of at its next scan.
+	scaleDownDue time.Time
+	lastScaleUp  time.Time
 
 	// lifetime is Run's context: removals in the background end with it.
 	lifetime     context.Context
@@ -198,8 +201,21 @@ func (l *NodeLoop) Run(ctx context.Context) {
 			// pods exist, without waiting for a burst to settle.
 		}
 		l.runIteration(ctx)
-		timer.Reset(l.opts.ScanInterval)
+		timer.Reset(l.nextWait())
 	}
+}
+
+// nextWait is the scan interval, or less when a node is due for removal
+// sooner.
+func (l *NodeLoop) nextWait() time.Duration {
+	wait := l.opts.ScanInterval
+	// A little past the due time, so the node is unneeded long enough. A
+	// due time already past (the iteration did not get to scale-down)
+	// changes nothing.
+	if until := l.scaleDownDue.Sub(l.clock.Now()); until > 0 && until+10*time.Millisecond < wait {
+		wait = until + 10*time.Millisecond
+	}
+	return wait
 }
 
 // debounce waits for a burst of triggers to settle: until none came for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,7 +68,40 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 	if sd.cooldown == "" {
 		sd.started = l.startRemovals(o, plan, nodes)
 	}
+	l.scaleDownDue = l.nextScaleDownDue(o, plan, sd.started)
 	return nil
+}
+
+// nextScaleDownDue is when the first unneeded node not being removed will
+// have been unneeded long enough and no cooldown holds it, or zero: the
+// loop wakes then rather than at its next scan.
+func (l *NodeLoop) nextScaleDownDue(o *observation, plan *scaledown.Plan, started []string) time.Time {
+	var due time.Time
+	for _, u := range plan.Unneeded {
+		since, ok := l.unneededSince[u.Node]
+		if !ok || slices.Contains(started, u.Node) {
+			continue
+		}
+		opts := l.groupOptions(o, u.Group)
+		need := opts.ScaleDownUnneededTime
+		if u.Unready {
+			need = opts.ScaleDownUnreadyTime
+		}
+		if t := since.Add(need); t.After(o.now) && (due.IsZero() || t.Before(due)) {
+			due = t
+		}
+	}
+	if due.IsZero() {
+		return due
+	}
+	lastDelete, lastFailure := l.actuator.times()
+	sd := l.opts.ScaleDown
+	for _, end := range []time.Time{l.lastScaleUp.Add(sd.DelayAfterAdd), lastDelete.Add(sd.DelayAfterDelete), lastFailure.Add(sd.DelayAfterFailure)} {
+		if end.After(due) {
+			due = end
+		}
+	}
+	return due
 }
 
 // scaleDownInput gathers the candidates: nodes of a node group that no
