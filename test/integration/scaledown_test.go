@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -299,20 +300,29 @@ func hasToBeDeleted(n *corev1.Node) bool {
 	return false
 }
 
-// buildTidal builds the tidal binary once, for tests that must kill it.
+// buildTidal builds the tidal binary once per test run, into the
+// repository's bin/ (ignored by git), for tests that run it as a process.
 func buildTidal(t *testing.T) string {
 	t.Helper()
+	bin, err := tidalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+var tidalBinary = sync.OnceValues(func() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(t.TempDir(), "tidal")
+	bin := filepath.Join(root, "bin", "tidal-integration")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tidal")
 	cmd.Dir = root
 	cmd.Env = os.Environ()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build tidal: %v\n%s", err, out)
+		return "", fmt.Errorf("build tidal: %v\n%s", err, out)
 	}
-	return bin
-}
+	return bin, nil
+})
 
 func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 	deleteNodesOnCleanup(t, "kd-")

@@ -4,14 +4,11 @@
 package testenv
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -208,19 +205,4 @@ func Deployment(ns, name string, replicas int32, cpu, mem string) *appsv1.Deploy
 }
 
 // MetricValue reads one sample of tidal's /metrics at addr, 0 when absent.
-func MetricValue(addr, sample string) (float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, sample+" ") {
-			return strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, sample)), 64)
-		}
-	}
-	return 0, sc.Err()
-}
+func MetricValue(addr, sample string) (float64, error) { return app.MetricValue(addr, sample) }

@@ -30,6 +30,9 @@ func TestMalformedFlagsFailBeforeAnythingStarts(t *testing.T) {
 		{[]string{"local", "--nodes=3:1:general-a"}, `--nodes="3:1:general-a"`},
 		{[]string{"local", "--cloud-provider=aws"}, `tidal local runs the local cloud only`},
 		{[]string{"local", "--duration=-1s"}, `--duration=-1s must not be negative`},
+		{[]string{"local", "--hpa-objects=false"}, `--hpa-objects=false: the demo drives a HorizontalPodAutoscaler`},
+		{[]string{"local", "--hpa-metrics-source=api"}, `--hpa-metrics-source=api: the demo's load is simulated`},
+		{[]string{"local", "--hpa=false"}, `--hpa=false: the demo needs the pod loop`},
 		{[]string{"extra-arg"}, `unknown command "extra-arg"`},
 	}
 	for _, tc := range tests {

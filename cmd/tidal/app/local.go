@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
@@ -28,6 +29,8 @@ type localOptions struct {
 	// cluster, unless the user set --hpa-objects or --hpa-metrics-source.
 	hpaObjects       bool
 	simulatedMetrics bool
+	// keepRunning keeps the cluster and tidal after the demo.
+	keepRunning bool
 }
 
 func newLocalCommand(opts *config.Options) *cobra.Command {
@@ -48,7 +51,11 @@ func newLocalCommand(opts *config.Options) *cobra.Command {
 			// pipeline: drive HorizontalPodAutoscalers on simulated metrics.
 			lo.hpaObjects = !cmd.Flags().Changed("hpa-objects")
 			lo.simulatedMetrics = !cmd.Flags().Changed("hpa-metrics-source")
+			localTimers(cmd.Flags(), opts)
 			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if err := lo.checkDemo(opts); err != nil {
 				return err
 			}
 			if lo.duration < 0 {
@@ -61,7 +68,8 @@ func newLocalCommand(opts *config.Options) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.DurationVar(&lo.duration, "duration", 0, "Stop after this long; 0 runs until Ctrl-C.")
-	fs.BoolVar(&lo.demo, "demo", lo.demo, "Apply the demo workload. --demo=false starts an empty cluster for your own manifests.")
+	fs.BoolVar(&lo.demo, "demo", lo.demo, "Play the demo: a load step on a web Deployment and back, with provision-ahead and without, then a summary. --demo=false starts an empty cluster for your own manifests.")
+	fs.BoolVar(&lo.keepRunning, "keep-running", false, "After the demo, keep the cluster and tidal running until Ctrl-C (or --duration).")
 	fs.StringVar(&lo.dir, "dir", "", "Directory for the cluster's data, kubeconfig and logs. Empty uses a new temporary directory, removed at exit.")
 	fs.BoolVar(&lo.clusterLog, "cluster-log", false, "Write the control plane's own logs (apiserver, scheduler, controllers) to cluster.log in the directory.")
 	fs.IntVar(&lo.apiServerPort, "api-server-port", 0, "Loopback port of the API server; 0 picks a free one.")
@@ -125,19 +133,59 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 	ctx = WithSimulatedMetrics(ctx, sim)
 
 	tl := newTimeline(cluster.Client, out, started)
+	timelineCtx, stopTimeline := context.WithCancel(ctx)
 	timelineDone := make(chan struct{})
-	go func() { defer close(timelineDone); tl.run(ctx) }()
+	go func() { defer close(timelineDone); tl.run(timelineCtx) }()
+	defer func() { stopTimeline(); <-timelineDone }()
 	if lo.demo {
-		go runDemo(ctx, cluster.Client, tl)
+		story := &demoStory{client: cluster.Client, opts: runOpts, sim: sim, tl: tl, out: out}
+		if err := story.play(ctx); err != nil {
+			return err
+		}
+		if !lo.keepRunning || ctx.Err() != nil {
+			return nil
+		}
+		fmt.Fprintln(out, "\nThe demo is over; tidal keeps running (Ctrl-C stops it).")
 	}
-	runErr := Run(ctx, &runOpts)
-	<-timelineDone
-	tl.summary()
-	if runErr != nil {
-		return runErr
+	if err := Run(ctx, &runOpts); err != nil {
+		return err
 	}
 	fmt.Fprintln(out, "Stopped cleanly.")
 	return nil
+}
+
+// checkDemo refuses settings the demo cannot play with.
+func (lo *localOptions) checkDemo(opts *config.Options) error {
+	if !lo.demo {
+		return nil
+	}
+	if !lo.hpaObjects && !opts.HPA.HPAObjects {
+		return fmt.Errorf("--hpa-objects=false: the demo drives a HorizontalPodAutoscaler; add --demo=false to run without it")
+	}
+	if !lo.simulatedMetrics && opts.HPA.MetricsSource != config.MetricsSourceSimulated {
+		return fmt.Errorf("--hpa-metrics-source=%s: the demo's load is simulated; add --demo=false to run without it", opts.HPA.MetricsSource)
+	}
+	if !opts.HPA.Enabled {
+		return fmt.Errorf("--hpa=false: the demo needs the pod loop; add --demo=false to run without it")
+	}
+	return nil
+}
+
+// localTimers shortens, for flags the user did not set, the waits meant for
+// production clusters, so that tidal local reacts within seconds: a node
+// unneeded for 10s goes, scale-down may follow a scale-up after 5s, and the
+// pod loop syncs every 5s and stabilizes scale-downs over 15s.
+func localTimers(fs *pflag.FlagSet, opts *config.Options) {
+	set := func(flag string, field *time.Duration, v time.Duration) {
+		if !fs.Changed(flag) {
+			*field = v
+		}
+	}
+	set("scale-down-unneeded-time", &opts.ScaleDown.UnneededTime, 10*time.Second)
+	set("scale-down-delay-after-add", &opts.ScaleDown.DelayAfterAdd, 5*time.Second)
+	set("scale-down-delay-after-delete", &opts.ScaleDown.DelayAfterDelete, 0)
+	set("hpa-downscale-stabilization", &opts.HPA.DownscaleStabilizationWindow, 15*time.Second)
+	set("hpa-sync-period", &opts.HPA.SyncPeriod, 5*time.Second)
 }
 
 // verbosity reads klog's -v, which also sets the level of tidal's log in

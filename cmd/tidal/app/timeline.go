@@ -16,6 +16,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
 	"github.com/tidal-autoscaler/tidal/core"
+	"github.com/tidal-autoscaler/tidal/hpa/controller"
 )
 
 // timeline prints, as things change, the pending pods, the nodes per pool,
@@ -28,20 +29,19 @@ type timeline struct {
 	mu         sync.Mutex
 	last       string
 	seenEvents map[types.UID]bool
-	notes      []string
+	// waiting is the last WaitingForCapacity message of each autoscaler.
+	waiting map[string]string
 }
 
 func newTimeline(client kubernetes.Interface, out io.Writer, start time.Time) *timeline {
-	return &timeline{client: client, out: out, start: start, seenEvents: map[types.UID]bool{}}
+	return &timeline{client: client, out: out, start: start, seenEvents: map[types.UID]bool{}, waiting: map[string]string{}}
 }
 
-// note prints a line of the demo's own, and keeps it for the summary.
+// note prints a line of the demo's own.
 func (t *timeline) note(format string, args ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	line := fmt.Sprintf(format, args...)
-	t.notes = append(t.notes, fmt.Sprintf("%s  %s", t.stamp(), line))
-	fmt.Fprintf(t.out, "%s  ** %s\n", t.stamp(), line)
+	fmt.Fprintf(t.out, "%s  ** %s\n", t.stamp(), fmt.Sprintf(format, args...))
 }
 
 func (t *timeline) stamp() string {
@@ -68,6 +68,7 @@ func (t *timeline) poll(ctx context.Context) {
 		return
 	}
 	events := t.newEvents(ctx)
+	waiting := t.waitingChanges(ctx)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if line != t.last {
@@ -77,6 +78,34 @@ func (t *timeline) poll(ctx context.Context) {
 	for _, e := range events {
 		fmt.Fprintf(t.out, "%s    event %s\n", t.stamp(), e)
 	}
+	for _, w := range waiting {
+		fmt.Fprintf(t.out, "%s    %s\n", t.stamp(), w)
+	}
+}
+
+// waitingChanges returns the HorizontalPodAutoscalers' WaitingForCapacity
+// conditions that changed since the last poll.
+func (t *timeline) waitingChanges(ctx context.Context) []string {
+	list, err := t.client.AutoscalingV2().HorizontalPodAutoscalers("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for _, h := range list.Items {
+		for _, c := range h.Status.Conditions {
+			if c.Type != controller.ConditionWaitingForCapacity {
+				continue
+			}
+			key, msg := h.Namespace+"/"+h.Name, string(c.Status)+": "+c.Message
+			if t.waiting[key] != msg {
+				t.waiting[key] = msg
+				out = append(out, fmt.Sprintf("hpa %s WaitingForCapacity=%s", key, msg))
+			}
+		}
+	}
+	return out
 }
 
 // state is the one-line summary of pods, nodes and deployments.
@@ -171,17 +200,4 @@ func (t *timeline) newEvents(ctx context.Context) []string {
 		}
 	}
 	return out
-}
-
-// summary prints the demo's notes again at the end.
-func (t *timeline) summary() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.notes) == 0 {
-		return
-	}
-	fmt.Fprintln(t.out, "\nSummary:")
-	for _, n := range t.notes {
-		fmt.Fprintf(t.out, "  %s\n", n)
-	}
 }

@@ -1,0 +1,54 @@
+package app
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestDemoRecorderFigures(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := &demoRecorder{now: func() time.Time { return t0.Add(100 * time.Second) },
+		pods: map[types.UID]*podTimes{
+			"old":     {seen: t0.Add(-time.Second), bound: t0.Add(50 * time.Second)},
+			"fast":    {seen: t0.Add(10 * time.Second), bound: t0.Add(10*time.Second + 5*time.Millisecond)},
+			"waited":  {seen: t0.Add(10 * time.Second), bound: t0.Add(13 * time.Second)},
+			"waiting": {seen: t0.Add(90 * time.Second)},
+		},
+		nodes: map[string]*nodeTimes{
+			"base":  {pool: "a", since: t0.Add(-time.Hour), existedBefore: true},
+			"added": {pool: "a", since: t0.Add(20 * time.Second), until: t0.Add(56 * time.Second)},
+			"other": {pool: "b", since: t0.Add(80 * time.Second)},
+		},
+	}
+	longest, total := r.podWaits(t0)
+	if longest != 10*time.Second || total != 13*time.Second+5*time.Millisecond {
+		t.Errorf("podWaits = %v, %v; want 10s (still waiting) and 13.005s, the pod seen before the step left out", longest, total)
+	}
+	h := r.nodeHours(t0, t0.Add(100*time.Second))
+	if math.Abs(h["a"]-136.0/3600) > 1e-9 || math.Abs(h["b"]-20.0/3600) > 1e-9 {
+		t.Errorf("nodeHours = %v; want a: 136 node-seconds (100 of the base node from the start, 36 added), b: 20", h)
+	}
+}
+
+func TestDemoSummaryTable(t *testing.T) {
+	var out bytes.Buffer
+	printDemoSummary(&out, []passResult{
+		{ahead: true, stepToScaleUp: 50 * time.Millisecond, stepToReady: 2250 * time.Millisecond, nodeHours: map[string]float64{"a": 0.019}},
+		{ahead: false, stepToScaleUp: 340 * time.Millisecond, failed: "replicas not Ready within 3m0s", nodeHours: map[string]float64{"b": 0.5}},
+	})
+	s := out.String()
+	for _, want := range []string{"with provision-ahead", "without", "0.05s", "0.34s", "2.25s",
+		"node-hours, pool a", "0.0190", "node-hours, pool b", "0.5000", "complete", "incomplete: replicas not Ready within 3m0s"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if lines := strings.Split(strings.TrimSpace(s), "\n"); !strings.HasPrefix(strings.TrimSpace(lines[len(lines)-1]), "outcome") {
+		t.Errorf("the table should end with the outcome row:\n%s", s)
+	}
+}

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/hpa/metrics"
+)
+
+// demoStory plays the demo twice, with provision-ahead and without, each
+// time against a fresh run of tidal, and prints what the two runs measured.
+type demoStory struct {
+	client kubernetes.Interface
+	opts   config.Options
+	sim    *metrics.Simulated
+	tl     *timeline
+	out    io.Writer
+}
+
+// play runs both passes and prints the summary table. It returns the first
+// error of tidal itself; a pass that fails is reported in the table.
+func (s *demoStory) play(ctx context.Context) error {
+	var results []passResult
+	for i, ahead := range []bool{true, false} {
+		res, runErr := s.pass(ctx, i+1, ahead)
+		results = append(results, res)
+		if runErr != nil {
+			return runErr
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	printDemoSummary(s.out, results)
+	return nil
+}
+
+// pass runs tidal with provision-ahead set as asked and plays the load
+// curve in namespace demo-<n>. It returns tidal's error, if it failed.
+func (s *demoStory) pass(ctx context.Context, n int, ahead bool) (passResult, error) {
+	opts := s.opts
+	opts.ScaleUp.ProvisionAhead = ahead
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- Run(runCtx, &opts) }()
+	addr := dialAddress(opts.Address)
+	p := &demoPass{client: s.client, sim: s.sim, tl: s.tl, ns: fmt.Sprintf("demo-%d", n), ahead: ahead,
+		stabilization: opts.HPA.DownscaleStabilizationWindow,
+		scaleUps:      func() (float64, error) { return metricSum(addr, "tidal_scale_ups_total") }}
+	res, err := p.play(ctx)
+	if err != nil && ctx.Err() == nil {
+		s.tl.note("%s stopped: %v", p.label(), err)
+		if res.failed == "" {
+			res.failed = err.Error()
+		}
+	}
+	if err := p.tearDown(ctx); err != nil && ctx.Err() == nil {
+		s.tl.note("%s: clean-up: %v", p.label(), err)
+	}
+	stop()
+	return res, <-done
+}
+
+// printDemoSummary prints one column per pass.
+func printDemoSummary(out io.Writer, results []passResult) {
+	if len(results) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nSummary: load %d -> %d -> %d requests/s on web, %d per replica (1 CPU each); every figure measured in this run.\n",
+		demoBaseLoad, demoPeakLoad, demoBaseLoad, demoPerReplica)
+	w := tabwriter.NewWriter(out, 0, 0, 3, ' ', 0)
+	header := []string{""}
+	for _, r := range results {
+		header = append(header, map[bool]string{true: "with provision-ahead", false: "without"}[r.ahead])
+	}
+	rows := [][]string{header}
+	add := func(label string, cell func(passResult) string) {
+		row := []string{label}
+		for _, r := range results {
+			row = append(row, cell(r))
+		}
+		rows = append(rows, row)
+	}
+	add("load step -> node group scale-up request", func(r passResult) string { return dur(r.stepToScaleUp) })
+	add("load step -> every new replica Ready", func(r passResult) string { return dur(r.stepToReady) })
+	add("longest wait of a pod for a node", func(r passResult) string { return dur(r.longestWait) })
+	add("pod-seconds spent waiting for nodes", func(r passResult) string { return fmt.Sprintf("%.1f", r.totalWait.Seconds()) })
+	add("load fall -> replicas back down", func(r passResult) string { return dur(r.fallToReplicas) })
+	add("load fall -> added nodes removed", func(r passResult) string { return dur(r.fallToNodes) })
+	for _, pool := range demoPools(results) {
+		add("node-hours, pool "+pool, func(r passResult) string { return fmt.Sprintf("%.4f", r.nodeHours[pool]) })
+	}
+	add("outcome", func(r passResult) string {
+		if r.failed != "" {
+			return "incomplete: " + r.failed
+		}
+		return "complete"
+	})
+	for _, row := range rows {
+		fmt.Fprintln(w, strings.Join(row, "\t")+"\t")
+	}
+	w.Flush()
+}
+
+func demoPools(results []passResult) []string {
+	set := map[string]bool{}
+	for _, r := range results {
+		for p := range r.nodeHours {
+			set[p] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func dur(d interface{ Seconds() float64 }) string {
+	if d.Seconds() == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}

@@ -1,0 +1,59 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `tidal local` (what `make run` runs) plays the demo with and without
+// provision-ahead, ends by itself, and ends with the summary table.
+func TestLocalDemoEndsWithSummary(t *testing.T) {
+	bin := buildTidal(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	// Short scale-down timers keep the test brief; the demo is the same.
+	cmd := exec.CommandContext(ctx, bin, "local", "--address="+freeAddress(t), "--scale-down-unneeded-time=2s",
+		"--scale-down-delay-after-add=0s", "--hpa-downscale-stabilization=3s", "--hpa-sync-period=2s")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("tidal local failed after %v: %v\n%s", time.Since(start).Round(time.Second), err, out.String())
+	}
+	text := out.String()
+	i := strings.Index(text, "\nSummary:")
+	if i < 0 {
+		t.Fatalf("no summary at the end:\n%s", text)
+	}
+	summary := text[i:]
+	t.Logf("demo ran %v%s", time.Since(start).Round(time.Second), summary)
+	for _, want := range []string{"with provision-ahead", "without", "pod-seconds spent waiting for nodes",
+		"load fall -> added nodes removed", "node-hours, pool general-a"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`outcome\s+complete\s+complete`).MatchString(summary) {
+		t.Fatalf("a pass did not complete:\n%s", text)
+	}
+	m := regexp.MustCompile(`load step -> node group scale-up request\s+([0-9.]+)s\s+([0-9.]+)s`).FindStringSubmatch(summary)
+	if m == nil {
+		t.Fatalf("no scale-up request times in the summary")
+	}
+	with, _ := strconv.ParseFloat(m[1], 64)
+	without, _ := strconv.ParseFloat(m[2], 64)
+	if with >= 2 || without >= 2+1 {
+		t.Errorf("scale-up requested %.2fs after the step with provision-ahead, %.2fs without: want under 2s and under the sync period + 1s", with, without)
+	}
+	for _, want := range []string{"WaitingForCapacity=True", "for node group general-a", "event ScaledUpGroup", "event ScaleDown"} {
+		if !strings.Contains(text[:i], want) {
+			t.Errorf("the timeline never showed %q", want)
+		}
+	}
+}
