@@ -113,7 +113,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cluster client: %w", err)
 	}
 	c.KubeconfigPath = filepath.Join(c.Dir, "kubeconfig")
-	if err := writeKubeconfig(c.Config, c.KubeconfigPath); err != nil {
+	if err := WriteKubeconfig(c.Config, c.KubeconfigPath); err != nil {
 		return err
 	}
 	if err := startScheduler(ctx, c.Config); err != nil {

@@ -8,9 +8,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// writeKubeconfig writes a kubeconfig for the loopback config, usable by
-// kubectl and by any client-go program.
-func writeKubeconfig(cfg *rest.Config, path string) error {
+// WriteKubeconfig writes a kubeconfig for cfg (its server, CA and bearer
+// token), usable by kubectl and by any client-go program.
+func WriteKubeconfig(cfg *rest.Config, path string) error {
 	const name = "localcluster"
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[name] = &clientcmdapi.Cluster{

@@ -33,9 +33,15 @@ import (
 // Main starts a local cluster, hands it to set, runs the tests and stops
 // the cluster. Use it from TestMain.
 func Main(m *testing.M, set func(*localcluster.Cluster)) {
+	MainWith(m, localcluster.Options{}, set)
+}
+
+// MainWith is Main with a cluster started with opts; after runs once the
+// cluster has stopped.
+func MainWith(m *testing.M, opts localcluster.Options, set func(*localcluster.Cluster), after ...func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	start := time.Now()
-	c, err := localcluster.Start(ctx, localcluster.Options{})
+	c, err := localcluster.Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start local cluster: %v\n", err)
 		os.Exit(1)
@@ -45,6 +51,9 @@ func Main(m *testing.M, set func(*localcluster.Cluster)) {
 	code := m.Run()
 	cancel()
 	c.Stop()
+	for _, f := range after {
+		f()
+	}
 	os.Exit(code)
 }
 
