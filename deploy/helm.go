@@ -1,0 +1,98 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// RenderChart renders the Helm chart in dir as `helm template` does for a
+// release of the name in namespace with values over the chart's own, and
+// returns its objects: the CRDs of crds/ first, then the templates'.
+func RenderChart(dir, release, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	ch, err := loader.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load chart %s: %w", dir, err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, values,
+		common.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("values of chart %s: %w", dir, err)
+	}
+	files, err := engine.Render(ch, vals)
+	if err != nil {
+		return nil, fmt.Errorf("render chart %s: %w", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, crd := range ch.CRDObjects() {
+		objs, err := decodeYAML(crd.Filename, crd.File.Data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		if path.Ext(name) == ".yaml" || path.Ext(name) == ".yml" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		objs, err := decodeYAML(name, []byte(files[name]))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if o.GetNamespace() == "" && namespaced(o.GetKind()) {
+				o.SetNamespace(namespace)
+			}
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// namespaced tells the kinds of the chart that live in a namespace.
+func namespaced(kind string) bool {
+	switch kind {
+	case "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace", "PriorityClass":
+		return false
+	}
+	return true
+}
+
+// decodeYAML decodes the documents of a YAML stream, skipping empty ones.
+func decodeYAML(name string, data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		o := &unstructured.Unstructured{Object: m}
+		if o.GetKind() == "" {
+			return nil, fmt.Errorf("%s: a document without kind: %s", name, strings.TrimSpace(fmt.Sprint(m))[:min(80, len(fmt.Sprint(m)))])
+		}
+		out = append(out, o)
+	}
+}
