@@ -131,28 +131,8 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 		return len(nodes) == 1 && isReady(&nodes[0]), err
 	})
 
-	// Two pods under a PDB that allows no disruption, and the web
-	// Deployment at 2 replicas of 1 CPU: one 4-CPU node holds it all.
 	// Each run's pods stay on its own pool (the other run's node remains).
-	onPool := map[string]string{local.NodeGroupLabel: group}
-	guarded := deployment(ns, "guarded", 2, "250m", "256Mi")
-	guarded.Spec.Template.Spec.NodeSelector = onPool
-	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, guarded, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: ns},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}}
-	if _, err := cluster.Client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	web := deployment(ns, "web", 2, "1", "1Gi")
-	web.Spec.Template.Spec.NodeSelector = onPool
-	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, web, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	hpaWaitRunning(t, ns, "guarded", 2)
-	hpaWaitRunning(t, ns, "web", 2)
+	guardedAndWeb(t, ns, group)
 	guardedUIDs := podUIDs(t, ns, "guarded")
 	sim.Set(ns+"/requests", metrics.Constant(20)) // 20 requests/s at 10 per pod: 2 replicas
 	hpaCreatePA(t, coopAutoscaler(ns))
@@ -162,8 +142,9 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	stop := watchCounts(t, ns, group, replicas, nodes, waiting)
 	defer stop()
 
-	// The step: 80 requests/s want 8 replicas of 1 CPU; with the 0.5 CPU of
-	// the guarded pods that is 8.5 CPU, so two more 4-CPU nodes.
+	// The step: 80 requests/s want 8 replicas of 0.9 CPU; with the 0.5 CPU
+	// of the guarded pods that is 7.7 CPU: the first node holds 3 replicas,
+	// two more 4-CPU nodes the other 5.
 	step := time.Now()
 	sim.Set(ns+"/requests", metrics.Constant(80))
 	var run coopRun
@@ -200,7 +181,7 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	})
 	run.stepToReady = time.Since(step)
 	if n := nodeCountOf(t, group); n != 3 {
-		t.Fatalf("%d nodes for 8.5 CPU of pods on 4-CPU nodes, want 3", n)
+		t.Fatalf("%d nodes for 7.7 CPU of pods on 4-CPU nodes, want 3", n)
 	}
 	poll(t, 20*time.Second, "WaitingForCapacity False once every replica runs", func(context.Context) (bool, error) {
 		c := hpaCondition(hpaGetPA(t, ns, "web"), controller.ConditionWaitingForCapacity)
@@ -233,6 +214,36 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 		t.Fatalf("tidal stopped with %v", err)
 	}
 	return run
+}
+
+// guardedAndWeb creates, on the group's nodes, two pods under a PDB that
+// allows no disruption and the web Deployment at 2 replicas of 0.9 CPU (one
+// 4-CPU node holds it all), and waits until they run. Two replicas left on
+// one added node use less than half of it, so that node is always
+// underused once the load falls, wherever the ReplicaSet keeps them.
+func guardedAndWeb(t *testing.T, ns, group string) {
+	t.Helper()
+	onPool := map[string]string{local.NodeGroupLabel: group}
+	guarded := deployment(ns, "guarded", 2, "250m", "256Mi")
+	guarded.Spec.Template.Spec.NodeSelector = onPool
+	create(t, cluster.Client.AppsV1().Deployments(ns).Create, guarded)
+	create(t, cluster.Client.PolicyV1().PodDisruptionBudgets(ns).Create, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}})
+	web := deployment(ns, "web", 2, "900m", "1Gi")
+	web.Spec.Template.Spec.NodeSelector = onPool
+	create(t, cluster.Client.AppsV1().Deployments(ns).Create, web)
+	hpaWaitRunning(t, ns, "guarded", 2)
+	hpaWaitRunning(t, ns, "web", 2)
+}
+
+// create creates obj with the typed client's Create.
+func create[T any](t *testing.T, f func(context.Context, T, metav1.CreateOptions) (T, error), obj T) {
+	t.Helper()
+	if _, err := f(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
 }
 
 // coopAutoscaler scales web on requests per second per pod (a Pods metric,

@@ -191,6 +191,22 @@ func hpaPodsAutoscaler(ns, name, metric string, perPod int64, maxR int32, b *aut
 	}
 }
 
+// hpaQueueAutoscaler is an autoscaling/v2 HorizontalPodAutoscaler of a
+// Deployment on the External metric queue, 10 per replica, 1 to 5 replicas.
+func hpaQueueAutoscaler(ns, name string) *autoscalingv2.HorizontalPodAutoscaler {
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			MinReplicas:    ptr.To[int32](1), MaxReplicas: 5,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+				Metric: autoscalingv2.MetricIdentifier{Name: "queue"},
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(10, resource.DecimalSI)},
+			}}},
+		},
+	}
+}
+
 func hpaCreatePA(t *testing.T, pa *v1alpha1.PodAutoscaler) {
 	t.Helper()
 	if _, err := hpaPAClient(t).PodAutoscalers(pa.Namespace).Create(context.Background(), pa, metav1.CreateOptions{}); err != nil {

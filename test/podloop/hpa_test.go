@@ -159,17 +159,7 @@ func TestHPAObjects(t *testing.T) {
 	hpaStartTidal(t, context.Background(), "--hpa-objects=true", "--hpa-downscale-stabilization=2s")
 	hpaDeployment(t, ns, "worker", 1)
 	api.setExternal(ns, "queue", 30)
-	obj := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "worker"},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "worker"},
-			MinReplicas:    ptr.To[int32](1), MaxReplicas: 5,
-			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
-				Metric: autoscalingv2.MetricIdentifier{Name: "queue"},
-				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(10, resource.DecimalSI)},
-			}}},
-		},
-	}
+	obj := hpaQueueAutoscaler(ns, "worker")
 	hpas := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns)
 	if _, err := hpas.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,16 @@
 // Package podloop runs tidal's pod loop against a real Kubernetes control
-// plane, with real metrics APIs and a real Prometheus. It has its own
-// cluster so that it runs beside the node-loop tests (test/integration).
+// plane, with real metrics APIs and a real Prometheus, and the two loops
+// together: cooperation, and the whole of tidal run as the ServiceAccount of
+// deploy/'s manifests. Its cluster authorizes with RBAC and keeps an audit
+// log of tidal's ServiceAccount, and runs beside the node-loop tests
+// (test/integration).
 package podloop
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,8 +23,25 @@ import (
 
 var cluster *localcluster.Cluster
 
+// auditLog is the API server's audit log: the requests of tidal's
+// ServiceAccount (rbac_test.go).
+var auditLog string
+
 func TestMain(m *testing.M) {
-	testenv.Main(m, func(c *localcluster.Cluster) { cluster = c })
+	dir, err := os.MkdirTemp("", "tidal-podloop-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(rbacAuditPolicy), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	auditLog = filepath.Join(dir, "audit.log")
+	opts := localcluster.Options{APIServerFlags: []string{"--authorization-mode=RBAC",
+		"--audit-policy-file=" + policy, "--audit-log-path=" + auditLog, "--audit-log-format=json"}}
+	testenv.MainWith(m, opts, func(c *localcluster.Cluster) { cluster = c }, func() { os.RemoveAll(dir) })
 }
 
 func poll(t *testing.T, timeout time.Duration, msg string, cond func(ctx context.Context) (bool, error)) {
