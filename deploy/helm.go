@@ -7,7 +7,6 @@ import (
 	"io"
 	"path"
 	"sort"
-	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
@@ -91,7 +90,7 @@ func decodeYAML(name string, data []byte) ([]*unstructured.Unstructured, error) 
 		}
 		o := &unstructured.Unstructured{Object: m}
 		if o.GetKind() == "" {
-			return nil, fmt.Errorf("%s: a document without kind: %s", name, strings.TrimSpace(fmt.Sprint(m))[:min(80, len(fmt.Sprint(m)))])
+			return nil, fmt.Errorf("%s: a document without kind", name)
 		}
 		out = append(out, o)
 	}
