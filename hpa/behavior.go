@@ -5,7 +5,6 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // DefaultBehavior returns a fully populated copy of b, defaulted the way the
@@ -115,7 +114,7 @@ func StabilizeWithBehavior(recs []Recommendation, current, proposal int32, upWin
 	if result > down {
 		result = down
 	}
-	return result, storeRecommendation(recs, old, Recommendation{Replicas: proposal, Timestamp: metav1.NewTime(now)})
+	return result, storeRecommendation(recs, old, Recommendation{Replicas: proposal, Timestamp: stamp(now)})
 }
 
 // ReplicasChangedInPeriod sums the changes of events newer than period.

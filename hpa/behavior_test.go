@@ -380,3 +380,27 @@ func TestDefaultSpec(t *testing.T) {
 		t.Fatal("a nil behavior must stay nil")
 	}
 }
+
+// A persisted history holds whole seconds. Stamps are rounded up, so a
+// rescale 0.95 s into a second and a sync 1.1 s later (a whole second later
+// on the clock's face) still see the rescale inside a 2 s period: a period is
+// never cut short, whatever the sub-second phase of the syncs.
+func TestStampsNeverShortenAPeriod(t *testing.T) {
+	base := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	onePodPer2s := rules(1, 2, 0, 0, 0)
+	b := &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: onePodPer2s}
+	for _, tc := range []struct {
+		rescaleAt, syncAt time.Duration
+		want              int32
+	}{
+		{950 * time.Millisecond, 2050 * time.Millisecond, 3}, // 1.1 s later: still in the period
+		{950 * time.Millisecond, 2950 * time.Millisecond, 3}, // exactly 2 s later, but the stamp is 1 s
+		{950 * time.Millisecond, 3050 * time.Millisecond, 4}, // 2.1 s later: a new period
+		{0, 2 * time.Second, 4},                              // whole seconds are kept as they are
+	} {
+		h := RecordScaleEvent(History{}, b, 2, 3, base.Add(tc.rescaleAt))
+		if got := ScaleUpLimit(3, h, onePodPer2s, base.Add(tc.syncAt)); got != tc.want {
+			t.Errorf("rescale at +%v, sync at +%v: limit %d, want %d", tc.rescaleAt, tc.syncAt, got, tc.want)
+		}
+	}
+}

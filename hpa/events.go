@@ -4,7 +4,6 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // RecordScaleEvent returns h with the rescale from prev to next recorded, as
@@ -50,7 +49,7 @@ func storeScaleEvent(events []ScaleEvent, longest, change int32, now time.Time) 
 			old = i
 		}
 	}
-	e := ScaleEvent{ReplicaChange: change, Timestamp: metav1.NewTime(now)}
+	e := ScaleEvent{ReplicaChange: change, Timestamp: stamp(now)}
 	if old >= 0 {
 		out[old] = e
 		return out

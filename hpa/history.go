@@ -25,9 +25,10 @@ type ScaleEvent struct {
 // tidal persists in the autoscaler's status. Functions in this package never
 // modify a History they are given; they return an updated copy.
 //
-// metav1.Time serialises whole seconds: pass a Now truncated to the second
-// if the history is persisted, so that what is read back equals what was
-// computed with.
+// metav1.Time serialises whole seconds, so entries are stamped with now
+// rounded up to the second (stamp): what is read back equals what was
+// computed with, and a rounded stamp can only make a policy period or a
+// stabilization window last longer, never let a rescale come early.
 type History struct {
 	// Recommendations are the recent unstabilized recommendations.
 	Recommendations []Recommendation `json:"recommendations,omitempty"`
@@ -35,6 +36,15 @@ type History struct {
 	// only for autoscalers with a behavior.
 	ScaleUpEvents   []ScaleEvent `json:"scaleUpEvents,omitempty"`
 	ScaleDownEvents []ScaleEvent `json:"scaleDownEvents,omitempty"`
+}
+
+// stamp is now rounded up to a whole second.
+func stamp(now time.Time) metav1.Time {
+	t := now.Truncate(time.Second)
+	if t.Before(now) {
+		t = t.Add(time.Second)
+	}
+	return metav1.NewTime(t)
 }
 
 // DeepCopyInto copies h into out.
@@ -60,7 +70,7 @@ func (h *History) DeepCopy() *History {
 // its first scale-down window.
 func SeedRecommendation(h History, current int32, now time.Time) History {
 	if len(h.Recommendations) == 0 {
-		h.Recommendations = []Recommendation{{Replicas: current, Timestamp: metav1.NewTime(now)}}
+		h.Recommendations = []Recommendation{{Replicas: current, Timestamp: stamp(now)}}
 	}
 	return h
 }

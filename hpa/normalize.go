@@ -5,7 +5,6 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The legacy scale-up cap: at most max(2*current, 4) replicas per step.
@@ -64,7 +63,7 @@ func Stabilize(recs []Recommendation, proposal int32, window time.Duration, now 
 			best = r.Replicas
 		}
 	}
-	return best, storeRecommendation(recs, old, Recommendation{Replicas: proposal, Timestamp: metav1.NewTime(now)})
+	return best, storeRecommendation(recs, old, Recommendation{Replicas: proposal, Timestamp: stamp(now)})
 }
 
 // LegacyScaleUpLimit is the scale-up cap without behavior: max(2*current, 4).

@@ -52,7 +52,7 @@ func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error
 		return true, nil
 	}
 	s := &syncRun{
-		c: c, a: a, now: c.clock.Now().Truncate(time.Second),
+		c: c, a: a, now: c.clock.Now(),
 		status: *a.Status.DeepCopy(), history: a.History,
 		action: actionNone, errLabel: errorNone,
 		logger: klog.FromContext(ctx).WithValues("podAutoscaler", key),
@@ -197,7 +197,7 @@ func (s *syncRun) run(ctx context.Context) error {
 	}
 	s.setConditions(append(d.Conditions, hpa.SucceededRescaleCondition(d.DesiredReplicas))...)
 	s.setMetrics(current, d.DesiredReplicas, d.MetricStatuses)
-	last := metav1.NewTime(s.now)
+	last := metav1.NewTime(s.now.Truncate(time.Second))
 	s.status.LastScaleTime = &last
 	return nil
 }
@@ -270,7 +270,7 @@ func (s *syncRun) rescale(ctx context.Context, ns string, ref autoscalingv2.Cros
 
 // setConditions applies conditions to the status being built.
 func (s *syncRun) setConditions(conds ...hpa.Condition) {
-	s.status.Conditions = hpa.ApplyConditions(s.status.Conditions, conds, metav1.NewTime(s.now))
+	s.status.Conditions = hpa.ApplyConditions(s.status.Conditions, conds, metav1.NewTime(s.now.Truncate(time.Second)))
 }
 
 // setMetrics sets the replica counts and the metric statuses.
