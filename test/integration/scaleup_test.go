@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -301,6 +302,7 @@ func TestScaleUpBurstIsOneDecisionWithinASecond(t *testing.T) {
 	defer w.Stop()
 	createDeployment(t, deployment(ns, "burst", 200, "150m", "256Mi"))
 	firstUnschedulable := waitFirstUnschedulable(t, w)
+	lastCreated := watchLastCreated(w)
 	var decided time.Time
 	poll(t, 30*time.Second, "the scale-up decision", func(context.Context) (bool, error) {
 		n, err := metricValue(tl.Address, `tidal_scale_ups_total{node_group="bu-g"}`)
@@ -313,12 +315,43 @@ func TestScaleUpBurstIsOneDecisionWithinASecond(t *testing.T) {
 		t.Fatalf("decision %v after the first pod became unschedulable, want under 1s", d)
 	}
 	waitRunning(t, ns, "burst", 200, 90*time.Second)
-	if n, _ := metricValue(tl.Address, `tidal_scale_ups_total{node_group="bu-g"}`); n != 1 {
-		t.Fatalf("%v scale-up decisions for the burst, want 1", n)
+	// One decision for a burst the ReplicaSet creates within the node
+	// loop's longest wait for a burst to settle (800 ms); a ReplicaSet
+	// slowed down by a busy machine may create the last pods after the
+	// decision, and those get a decision of their own.
+	spread := lastCreated().Sub(firstUnschedulable)
+	n, _ := metricValue(tl.Address, `tidal_scale_ups_total{node_group="bu-g"}`)
+	switch {
+	case n == 1:
+	case n == 2 && spread > 800*time.Millisecond:
+		t.Logf("the ReplicaSet created pods for %v after the first was unschedulable: 2 decisions", spread)
+	default:
+		t.Fatalf("%v scale-up decisions for a burst created within %v, want 1", n, spread)
 	}
 	// 200 pods of 150m: 30 CPU on 8-CPU nodes: 4 nodes.
 	if n := nodeCount(t, "bu-g"); n != 4 {
 		t.Fatalf("%d nodes for the burst, want 4", n)
+	}
+}
+
+// watchLastCreated follows w and returns a function telling when the last
+// new pod was seen.
+func watchLastCreated(w watch.Interface) func() time.Time {
+	var mu sync.Mutex
+	last := time.Now()
+	go func() {
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Added {
+				mu.Lock()
+				last = time.Now()
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return last
 	}
 }
 
