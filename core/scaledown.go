@@ -78,26 +78,19 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 func (l *NodeLoop) nextScaleDownDue(o *observation, plan *scaledown.Plan, started []string) time.Time {
 	var due time.Time
 	for _, u := range plan.Unneeded {
-		since, ok := l.unneededSince[u.Node]
+		t, ok := l.unneededDue(o, u)
 		if !ok || slices.Contains(started, u.Node) {
 			continue
 		}
-		opts := l.groupOptions(o, u.Group)
-		need := opts.ScaleDownUnneededTime
-		if u.Unready {
-			need = opts.ScaleDownUnreadyTime
-		}
-		if t := since.Add(need); t.After(o.now) && (due.IsZero() || t.Before(due)) {
+		if t.After(o.now) && (due.IsZero() || t.Before(due)) {
 			due = t
 		}
 	}
 	if due.IsZero() {
 		return due
 	}
-	lastDelete, lastFailure := l.actuator.times()
-	sd := l.opts.ScaleDown
-	for _, end := range []time.Time{l.lastScaleUp.Add(sd.DelayAfterAdd), lastDelete.Add(sd.DelayAfterDelete), lastFailure.Add(sd.DelayAfterFailure)} {
-		if end.After(due) {
+	for _, c := range l.cooldowns() {
+		if end := c.since.Add(c.delay); end.After(due) {
 			due = end
 		}
 	}
@@ -240,19 +233,34 @@ func (l *NodeLoop) softTaint(ctx context.Context, plan *scaledown.Plan, nodes ma
 
 // scaleDownCooldown says why scale-down must wait, or "".
 func (l *NodeLoop) scaleDownCooldown(now time.Time, report *iterationReport) string {
-	lastDelete, lastFailure := l.actuator.times()
-	sd := l.opts.ScaleDown
-	switch {
-	case report.scaledUp:
+	if report.scaledUp {
 		return "a scale-up was requested in this iteration"
-	case !l.lastScaleUp.IsZero() && now.Before(l.lastScaleUp.Add(sd.DelayAfterAdd)):
-		return "--scale-down-delay-after-add since the last scale-up"
-	case !lastDelete.IsZero() && now.Before(lastDelete.Add(sd.DelayAfterDelete)):
-		return "--scale-down-delay-after-delete since the last removal"
-	case !lastFailure.IsZero() && now.Before(lastFailure.Add(sd.DelayAfterFailure)):
-		return "--scale-down-delay-after-failure since the last failed removal"
+	}
+	for _, c := range l.cooldowns() {
+		if !c.since.IsZero() && now.Before(c.since.Add(c.delay)) {
+			return c.why
+		}
 	}
 	return ""
+}
+
+// cooldown is one of scale-down's waits: delay after the last event since.
+type cooldown struct {
+	since time.Time
+	delay time.Duration
+	why   string
+}
+
+// cooldowns are scale-down's waits after a scale-up, a removal and a failed
+// removal.
+func (l *NodeLoop) cooldowns() []cooldown {
+	lastDelete, lastFailure := l.actuator.times()
+	sd := l.opts.ScaleDown
+	return []cooldown{
+		{l.lastScaleUp, sd.DelayAfterAdd, "--scale-down-delay-after-add since the last scale-up"},
+		{lastDelete, sd.DelayAfterDelete, "--scale-down-delay-after-delete since the last removal"},
+		{lastFailure, sd.DelayAfterFailure, "--scale-down-delay-after-failure since the last failed removal"},
+	}
 }
 
 // startRemovals starts removing the nodes unneeded (or unready) for long
@@ -295,16 +303,24 @@ func (l *NodeLoop) startRemovals(o *observation, plan *scaledown.Plan, nodes map
 }
 
 func (l *NodeLoop) unneededLongEnough(o *observation, u scaledown.Unneeded) bool {
+	due, ok := l.unneededDue(o, u)
+	return ok && !o.now.Before(due)
+}
+
+// unneededDue is when a node unneeded (or unready) since it was first seen
+// so will have been so long enough for its group; false when it is not
+// tracked as unneeded.
+func (l *NodeLoop) unneededDue(o *observation, u scaledown.Unneeded) (time.Time, bool) {
 	since, ok := l.unneededSince[u.Node]
 	if !ok {
-		return false
+		return time.Time{}, false
 	}
 	opts := l.groupOptions(o, u.Group)
 	need := opts.ScaleDownUnneededTime
 	if u.Unready {
 		need = opts.ScaleDownUnreadyTime
 	}
-	return o.now.Sub(since) >= need
+	return since.Add(need), true
 }
 
 // placeHeadroom puts the headroom pods on the free capacity of the

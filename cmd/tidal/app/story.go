@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -120,9 +121,10 @@ func demoPools(results []passResult) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-func dur(d interface{ Seconds() float64 }) string {
-	if d.Seconds() == 0 {
+// dur is a measured time, or "-" for one not measured.
+func dur(d time.Duration) string {
+	if d == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2fs", d.Seconds())
+	return seconds(d)
 }
