@@ -126,10 +126,7 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 		fmt.Sprintf("--provision-ahead=%v", ahead), "--hpa-metrics-source=simulated", "--hpa-sync-period="+coopSyncPeriod.String(),
 		"--hpa-downscale-stabilization=3s", "--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s",
 		"--scale-down-delay-after-delete=0s")
-	poll(t, 30*time.Second, "the first node Ready", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, group)
-		return len(nodes) == 1 && isReady(&nodes[0]), err
-	})
+	waitFirstNodeReady(t, group, 30*time.Second)
 
 	// Each run's pods stay on its own pool (the other run's node remains).
 	guardedAndWeb(t, ns, group)

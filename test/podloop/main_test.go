@@ -59,6 +59,15 @@ func groupNodes(ctx context.Context, group string) ([]corev1.Node, error) {
 	return testenv.GroupNodes(ctx, cluster.Client, group)
 }
 
+// waitFirstNodeReady waits until the group has its one node, Ready.
+func waitFirstNodeReady(t *testing.T, group string, timeout time.Duration) {
+	t.Helper()
+	poll(t, timeout, "the first node of "+group+" Ready", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(ctx, group)
+		return len(nodes) == 1 && isReady(&nodes[0]), err
+	})
+}
+
 func isReady(n *corev1.Node) bool { return core.IsNodeReady(n) }
 
 type tidal = testenv.Tidal

@@ -310,7 +310,11 @@ func without(rules []rbacv1.PolicyRule, i int) []rbacv1.PolicyRule {
 }
 
 func ruleString(r rbacv1.PolicyRule) string {
-	return fmt.Sprintf("%v %v %v%s", r.APIGroups, r.Resources, r.Verbs, map[bool]string{true: fmt.Sprintf(" named %v", r.ResourceNames)}[len(r.ResourceNames) > 0])
+	s := fmt.Sprintf("%v %v %v", r.APIGroups, r.Resources, r.Verbs)
+	if len(r.ResourceNames) > 0 {
+		s += fmt.Sprintf(" named %v", r.ResourceNames)
+	}
+	return s
 }
 
 func requestString(a authorizer.AttributesRecord) string {

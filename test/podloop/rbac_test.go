@@ -158,10 +158,7 @@ func rbacNodesAndPodAutoscaler(t *testing.T, kubeconfig string) {
 		"--hpa-sync-period=2s", "--hpa-downscale-stabilization=3s",
 		"--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s", "--scale-down-delay-after-delete=0s",
 		"--record-duplicated-events=true")
-	poll(t, 60*time.Second, "the first node Ready", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, group)
-		return len(nodes) == 1 && isReady(&nodes[0]), err
-	})
+	waitFirstNodeReady(t, group, 60*time.Second)
 
 	guardedAndWeb(t, ns, group)
 	guardedUIDs := podUIDs(t, ns, "guarded")
