@@ -96,7 +96,7 @@ func StabilizeWithBehavior(recs []Recommendation, current, proposal int32, upWin
 	upCutoff, downCutoff := now.Add(-upWindow), now.Add(-downWindow)
 	old := -1
 	for i, r := range recs {
-		ts := r.Timestamp.Time
+		ts := madeAt(r.Timestamp, now)
 		if ts.After(upCutoff) {
 			up = min(up, r.Replicas)
 		}
@@ -122,7 +122,7 @@ func ReplicasChangedInPeriod(events []ScaleEvent, period time.Duration, now time
 	cutoff := now.Add(-period)
 	var sum int32
 	for _, e := range events {
-		if e.Timestamp.Time.After(cutoff) {
+		if madeAt(e.Timestamp, now).After(cutoff) {
 			sum += e.ReplicaChange
 		}
 	}

@@ -24,10 +24,9 @@ type MetricsInput struct {
 
 // Combined is the outcome over all metrics.
 type Combined struct {
-	// Replicas is the largest proposal, or -1 when no decision can be made:
-	// every metric failed, or some failed and the rest would scale below
-	// spec replicas. Then nothing may be rescaled and status.desiredReplicas
-	// keeps its old value.
+	// Replicas is the largest proposal, or -1 with Err set when no
+	// decision can be made (see NoDecision). A metric with a negative value
+	// can also propose -1 (or less): that is a decision, for zero replicas.
 	Replicas int32
 	// MetricName names the metric that gave Replicas.
 	MetricName string
@@ -96,6 +95,15 @@ func ComputeReplicasForMetrics(in MetricsInput) Combined {
 	c.Condition = newCondition(autoscalingv2.ScalingActive, true, ReasonValidMetricFound,
 		fmt.Sprintf("the HPA was able to successfully calculate a replica count from %s", c.MetricName))
 	return c
+}
+
+// NoDecision reports that the metrics allow no decision: every metric
+// failed, or some failed and the rest would scale below spec replicas. Then
+// nothing may be rescaled and status.desiredReplicas keeps its old value.
+// Like Kubernetes, it takes both the error and the -1: a -1 proposed by
+// valid metrics alone is a decision.
+func (c Combined) NoDecision() bool {
+	return c.Replicas == -1 && c.Err != nil
 }
 
 // evaluate computes metric i, applying its watermarks if it has any.

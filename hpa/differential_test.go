@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -19,8 +20,12 @@ import (
 	metricsclient "k8s.io/kubernetes/pkg/controller/podautoscaler/metrics"
 )
 
-// The differential test drives upstream's exported ReplicaCalculator and this
-// package with the same seeded random inputs and requires identical answers.
+// The differential tests drive upstream's code and this package with the
+// same seeded random inputs and require identical answers: upstream's
+// exported ReplicaCalculator against ComputeMetric, one metric at a time;
+// and upstream's whole HorizontalController (run in-process, see
+// upstream_test.go) against Reconcile and Decision.Status, whole syncs with
+// behaviors, stabilization, history and conditions.
 
 // memMetrics implements upstream's MetricsClient over in-memory data. Every
 // call returns fresh copies: upstream deletes entries from the map it gets.
@@ -334,4 +339,109 @@ func (st *diffStats) tally(c diffCase, up outcome) {
 	if len(g.Missing)+len(g.Unready) > 0 {
 		st.foldBack++
 	}
+}
+
+// The whole sync, differentially: random autoscalers (bounds, several
+// metrics of every kind, some failing or negative, behaviors, earlier
+// history, earlier conditions; see randomCase) go through upstream's
+// HorizontalController and through Reconcile and Decision.Status, and must
+// come out the same: the /scale write, current and desired replicas, the
+// conditions in order (type, status, reason, message) and the current
+// metrics.
+
+// controllerDiffCases is the number of random cases per configuration.
+const controllerDiffCases = 300
+
+// diffConfigs are the controller settings the cases run under.
+func diffConfigs() []Config {
+	zero := DefaultConfig()
+	zero.DownscaleStabilizationWindow = 0
+	odd := Config{Tolerance: 0.05, CPUInitializationPeriod: 2 * time.Minute, InitialReadinessDelay: 10 * time.Second,
+		DownscaleStabilizationWindow: 45 * time.Second}
+	return []Config{DefaultConfig(), zero, odd}
+}
+
+func TestDifferentialReconcileAgainstUpstreamController(t *testing.T) {
+	stats := map[string]int{}
+	failures := 0
+	for k, cfg := range diffConfigs() {
+		outcomes := compareWithUpstream(t, cfg, controllerDiffCases, func(i int, anchor time.Time) reconcileCase {
+			return newGen(uint64(k)<<32|uint64(i), anchor).randomCase()
+		})
+		for i, o := range outcomes {
+			o.tally(stats)
+			d := o.Upstream.diff(o.Ours)
+			if d == nil {
+				continue
+			}
+			failures++
+			if failures <= 5 {
+				t.Errorf("config %d seed %#x: upstream and tidal differ:\n%s\n\tcase: %s", k, uint64(k)<<32|uint64(i), strings.Join(d, "\n"), o.describe())
+			}
+		}
+	}
+	total := controllerDiffCases * len(diffConfigs())
+	if failures > 0 {
+		t.Fatalf("%d of %d cases differ", failures, total)
+	}
+	t.Logf("%d cases, all identical: %v", total, stats)
+	for _, what := range []string{"scale up", "scale down", "hold", "no decision", "zero replicas", "clamped", "ScaledToZero removed", "stabilized", "rate limited", "bounded by min/max"} {
+		if stats[what] < total/100 {
+			t.Errorf("only %d of %d cases %s: the generator is too tame", stats[what], total, what)
+		}
+	}
+}
+
+// tally counts what a case exercised.
+func (o caseOutcome) tally(stats map[string]int) {
+	st, c := o.Upstream.Status, o.Case
+	switch {
+	case c.CurrentReplicas == 0:
+		stats["zero replicas"]++
+	case o.Upstream.Rescaled && conditionReason(st, autoscalingv2.ScalingActive) == "":
+		stats["clamped"]++
+	case conditionReason(st, autoscalingv2.ScalingActive) != ReasonValidMetricFound:
+		stats["no decision"]++
+	case !o.Upstream.Rescaled:
+		stats["hold"]++
+	case o.Upstream.To > c.CurrentReplicas:
+		stats["scale up"]++
+	default:
+		stats["scale down"]++
+	}
+	if conditionIndex(c.HPA.Status.Conditions, autoscalingv2.ScaledToZero) >= 0 && conditionIndex(st.Conditions, autoscalingv2.ScaledToZero) < 0 {
+		stats["ScaledToZero removed"]++
+	}
+	switch conditionReason(st, autoscalingv2.ScalingLimited) {
+	case ReasonScaleUpLimit, ReasonScaleDownLimit:
+		stats["rate limited"]++
+	case ReasonTooManyReplicas, ReasonTooFewReplicas:
+		stats["bounded by min/max"]++
+	}
+	switch conditionReason(st, autoscalingv2.AbleToScale) {
+	case ReasonScaleUpStabilized, ReasonScaleDownStabilized:
+		stats["stabilized"]++
+	}
+}
+
+// conditionReason is the reason of a status condition ("" when absent).
+func conditionReason(st autoscalingv2.HorizontalPodAutoscalerStatus, t autoscalingv2.HorizontalPodAutoscalerConditionType) string {
+	if i := conditionIndex(st.Conditions, t); i >= 0 {
+		return st.Conditions[i].Reason
+	}
+	return ""
+}
+
+// describe prints a case for a failure message.
+func (o caseOutcome) describe() string {
+	c := o.Case
+	h := c.object(testNamespace)
+	var b strings.Builder
+	fmt.Fprintf(&b, "current %d (status %d), min %v, max %d, at %s", c.CurrentReplicas, c.statusReplicas(), *h.Spec.MinReplicas, h.Spec.MaxReplicas, o.Now.Format(time.RFC3339Nano))
+	fmt.Fprintf(&b, "\n\tbehavior %s\n\thistory %+v\n\tstatus conditions %s", jsonOf(h.Spec.Behavior), c.History, conditionList(h.Status.Conditions))
+	for i, m := range h.Spec.Metrics {
+		fmt.Fprintf(&b, "\n\tmetric %s: %s", jsonOf(m), jsonOf(c.Metrics[i].data()))
+	}
+	fmt.Fprintf(&b, "\n\t%d pods", len(c.Pods))
+	return b.String()
 }

@@ -42,7 +42,7 @@ func storeScaleEvent(events []ScaleEvent, longest, change int32, now time.Time) 
 	cutoff := now.Add(-seconds(longest))
 	old := -1
 	for i := range out {
-		if out[i].Timestamp.Time.Before(cutoff) {
+		if madeAt(out[i].Timestamp, now).Before(cutoff) {
 			out[i].Outdated = true
 		}
 		if out[i].Outdated {

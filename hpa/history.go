@@ -47,6 +47,20 @@ func stamp(now time.Time) metav1.Time {
 	return metav1.NewTime(t)
 }
 
+// madeAt is when an entry was made, as windows and periods measure it: its
+// stamp, but never later than just before now. A stamp is rounded up, so
+// the entry of this very sync (the seed of a new autoscaler) or of a sync
+// less than a second ago can carry a time after now; it was made before
+// now, and counts as made just before it. So a 0 s window leaves it out, as
+// Kubernetes' leaves out even the recommendation it seeded at the start of
+// the same sync, while any longer window or period holds it.
+func madeAt(ts metav1.Time, now time.Time) time.Time {
+	if ts.Time.Before(now) {
+		return ts.Time
+	}
+	return now.Add(-time.Nanosecond)
+}
+
 // DeepCopyInto copies h into out.
 func (h *History) DeepCopyInto(out *History) {
 	out.Recommendations = append([]Recommendation(nil), h.Recommendations...)

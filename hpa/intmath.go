@@ -3,78 +3,83 @@ package hpa
 import (
 	"math"
 	"math/big"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// mul64 returns a*b and whether it fits in an int64.
-func mul64(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	p := a * b
-	if p/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
-		return 0, false
-	}
-	return p, true
+// Watermark arithmetic is exact, on nano-units in big integers: a quantity
+// the API accepts can lie far outside the int64 range of milli-units (10P
+// is 1e19m, 1e100 is valid), and a metric value times a replica count
+// overflows int64 too.
+
+// maxNanoDigits bounds the nano-units quantityNanos returns: 1e36 exceeds
+// 100 times any int64 milli-value and any int32 count times one, in
+// nano-units, so no watermark decision changes beyond it.
+const maxNanoDigits = 36
+
+// nanosPerMilli is the number of nano-units in a milli-unit.
+const nanosPerMilli = 1_000_000
+
+// milliNanos returns v milli-units in nano-units.
+func milliNanos(v int64) *big.Int {
+	return new(big.Int).Mul(big.NewInt(v), big.NewInt(nanosPerMilli))
 }
 
-// cmpProducts returns the sign of a*b - c*d, computed exactly.
-func cmpProducts(a, b, c, d int64) int {
-	x, okx := mul64(a, b)
-	y, oky := mul64(c, d)
-	if okx && oky {
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+// quantityNanos returns q in nano-units, rounded up to a whole nano-unit as
+// the quantity parser rounds, capped at 10^maxNanoDigits, and at least 1:
+// callers pass positive quantities (see Watermarks.Validate). The work is
+// bounded whatever q's exponent.
+func quantityNanos(q resource.Quantity) *big.Int {
+	if m := q.MilliValue(); m > 0 && q.Cmp(*resource.NewMilliQuantity(m, resource.DecimalSI)) == 0 {
+		return milliNanos(m) // a whole number of milli-units, as nearly always
 	}
-	bx := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
-	by := new(big.Int).Mul(big.NewInt(c), big.NewInt(d))
-	return bx.Cmp(by)
-}
-
-// mulDivFloor returns floor(a*b/c) for c > 0, exactly, saturating at the
-// int64 range.
-func mulDivFloor(a, b, c int64) int64 {
-	if p, ok := mul64(a, b); ok {
-		q := p / c
-		if p%c != 0 && p < 0 {
-			q--
-		}
-		return q
+	d := q.AsDec() // q is a copy: AsDec may change the representation it is called on
+	abs := new(big.Int).Abs(d.UnscaledBig())
+	if d.UnscaledBig().Sign() <= 0 {
+		return big.NewInt(1)
 	}
-	q := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
-	q.Div(q, big.NewInt(c)) // Euclidean division: floor for c > 0
-	return saturate64(q)
-}
-
-// mulDivCeil returns ceil(a*b/c) for c > 0, exactly, saturating at the
-// int64 range.
-func mulDivCeil(a, b, c int64) int64 {
-	if p, ok := mul64(a, b); ok {
-		q := p / c
-		if p%c != 0 && p > 0 {
-			q++
-		}
-		return q
-	}
-	n := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
-	n.Add(n, big.NewInt(c-1)) // ceil(n/c) = floor((n+c-1)/c) for c > 0
-	n.Div(n, big.NewInt(c))
-	return saturate64(n)
-}
-
-// saturate64 converts x to int64, clamping to the int64 range.
-func saturate64(x *big.Int) int64 {
+	shift := 9 - int64(d.Scale()) // nanos = abs * 10^shift
+	digits := int64(abs.BitLen()-1) * 30103 / 100000
 	switch {
-	case x.IsInt64():
-		return x.Int64()
-	case x.Sign() > 0:
-		return math.MaxInt64
+	case digits+shift >= maxNanoDigits:
+		return pow10(maxNanoDigits)
+	case shift >= 0:
+		abs.Mul(abs, pow10(shift))
+	case -shift > digits+1:
+		return big.NewInt(1) // below one nano-unit
+	default:
+		abs = ceilDiv(abs, pow10(-shift))
 	}
-	return math.MinInt64
+	if abs.Cmp(pow10(maxNanoDigits)) > 0 {
+		return pow10(maxNanoDigits)
+	}
+	return abs
+}
+
+// pow10 returns 10^n for 0 <= n.
+func pow10(n int64) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(n), nil)
+}
+
+// ceilDiv returns ceil(n/d) for d > 0.
+func ceilDiv(n, d *big.Int) *big.Int {
+	q := new(big.Int).Neg(n)
+	q.Div(q, d) // Euclidean division: floor for d > 0
+	return q.Neg(q)
+}
+
+// floorDiv returns floor(n/d) for d > 0.
+func floorDiv(n, d *big.Int) *big.Int {
+	return new(big.Int).Div(n, d)
+}
+
+// product returns the product of the factors.
+func product(factors ...*big.Int) *big.Int {
+	p := big.NewInt(1)
+	for _, f := range factors {
+		p.Mul(p, f)
+	}
+	return p
 }
 
 // clampReplicas converts a count to int32 within [0, MaxInt32].
@@ -86,4 +91,15 @@ func clampReplicas(v int64) int32 {
 		return math.MaxInt32
 	}
 	return int32(v)
+}
+
+// clampBigReplicas converts a count to int32 within [0, MaxInt32].
+func clampBigReplicas(v *big.Int) int32 {
+	switch {
+	case v.Sign() < 0:
+		return 0
+	case !v.IsInt64():
+		return math.MaxInt32
+	}
+	return clampReplicas(v.Int64())
 }

@@ -57,7 +57,7 @@ func Stabilize(recs []Recommendation, proposal int32, window time.Duration, now 
 	cutoff := now.Add(-window)
 	old := -1
 	for i, r := range recs {
-		if r.Timestamp.Time.Before(cutoff) {
+		if madeAt(r.Timestamp, now).Before(cutoff) {
 			old = i
 		} else if r.Replicas > best {
 			best = r.Replicas

@@ -41,7 +41,8 @@ type Decision struct {
 	// Reason is the rescale reason Kubernetes puts in its events.
 	Reason string
 	// MetricReplicas is the combined metric proposal before normalization
-	// (-1 when none was computed or no decision was possible).
+	// (-1 when none was computed or no decision was possible, and also
+	// when a negative metric value proposed it).
 	MetricReplicas int32
 	// MetricName names the metric behind MetricReplicas.
 	MetricName string
@@ -51,10 +52,11 @@ type Decision struct {
 	// MetricTimestamp is the winning metric's sample time.
 	MetricTimestamp time.Time
 	// Conditions are the conditions this sync sets, at most one per type,
-	// in the order Kubernetes first sets them. After the PUT of /scale the
-	// caller sets AbleToScale to SucceededRescaleCondition or
-	// FailedUpdateScaleCondition.
+	// in the order Kubernetes first sets them. Status adds the outcome of
+	// the PUT of /scale.
 	Conditions []Condition
+	// Removed are the condition types this sync removes from the status.
+	Removed []autoscalingv2.HorizontalPodAutoscalerConditionType
 	// History is the updated history to persist. After a successful
 	// rescale pass it through RecordScaleEvent.
 	History History
@@ -67,9 +69,10 @@ type Decision struct {
 // Reconcile runs one sync of an autoscaler the way the Kubernetes HPA
 // controller's reconcile does after reading /scale (without the alpha
 // HPAScaleToZero gate): seed the history; then with zero current replicas
-// scaling is disabled; above max or below min the count is clamped without
-// looking at metrics; otherwise the metrics' proposal is normalized without
-// or with behavior.
+// scaling is disabled (and a ScaledToZero condition removed); above max or
+// below min the count is clamped without looking at metrics; otherwise the
+// metrics' proposal is normalized without or with behavior. Decision.Status
+// gives the status once /scale was written.
 func Reconcile(cfg Config, in ReconcileInput) Decision {
 	current := in.SpecReplicas
 	d := Decision{
@@ -83,6 +86,7 @@ func Reconcile(cfg Config, in ReconcileInput) Decision {
 	case current == 0:
 		d.Conditions = setCondition(d.Conditions, newCondition(autoscalingv2.ScalingActive, false,
 			ReasonScalingDisabled, msgScalingDisabled))
+		d.Removed = []autoscalingv2.HorizontalPodAutoscalerConditionType{autoscalingv2.ScaledToZero}
 		return d
 	case current > in.Spec.MaxReplicas:
 		return clamped(d, in.Spec.MaxReplicas, reasonAboveMax)
@@ -121,7 +125,7 @@ func reconcileMetrics(cfg Config, in ReconcileInput, d Decision, minReplicas int
 	d.MetricReplicas, d.MetricName, d.MetricTimestamp = c.Replicas, c.MetricName, c.Timestamp
 	d.MetricStatuses, d.Err, d.Failures = c.Statuses, c.Err, c.Failures
 	d.Conditions = setCondition(d.Conditions, c.Condition)
-	if c.Replicas == -1 {
+	if c.NoDecision() {
 		d.DesiredReplicas = -1
 		return d
 	}

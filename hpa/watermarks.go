@@ -3,8 +3,10 @@ package hpa
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // DefaultWatermarkTolerancePercent widens each watermark when its tolerance
@@ -84,49 +86,84 @@ func copyInt32(p *int32) *int32 {
 	return &v
 }
 
-// Validate checks the spec: at least one watermark, both positive, Low not
-// above High, tolerances and the scale-down step within [0, 100] percent and
-// the scale-up step not negative.
-func (w *Watermarks) Validate() error {
+// Bounds of the watermarks, the PodAutoscaler CRD's (see Validate).
+const (
+	// maxWatermark is the largest watermark, 1P: the HPA, and tidal after
+	// it, computes in thousandths of the metric's unit in 64-bit integers.
+	maxWatermark = 1_000_000_000_000_000
+	// maxScaleUpPercent caps one scale-up step at 11 times the count.
+	maxScaleUpPercent = 1000
+)
+
+// Validate checks w against the bounds the PodAutoscaler CRD sets, with
+// the messages the API server gives, each error at path's child field: one
+// watermark set at least, both above 0 and at most 1P, low not above high,
+// the tolerances and the scale-down step within [0, 100] percent, the
+// scale-up step within [0, 1000]. The strings of the quantities are checked
+// where they are parsed (see v1alpha1.UnmarshalChecked).
+func (w *Watermarks) Validate(path *field.Path) field.ErrorList { return w.check(path, true) }
+
+// check is Validate; without bounded, it leaves out the upper bounds of
+// the watermarks and of the scale-up step, which WatermarkReplicas does not
+// need: its arithmetic stays exact above them.
+func (w *Watermarks) check(path *field.Path, bounded bool) field.ErrorList {
+	var errs field.ErrorList
 	if w.High == nil && w.Low == nil {
-		return constError("watermarks: neither high nor low is set")
+		errs = append(errs, field.Required(path, "set high, low or both"))
 	}
-	if w.High != nil && w.High.Sign() <= 0 {
-		return fmt.Errorf("watermarks: high %s must be positive", w.High)
-	}
-	if w.Low != nil && w.Low.Sign() <= 0 {
-		return fmt.Errorf("watermarks: low %s must be positive", w.Low)
+	for _, m := range []struct {
+		name string
+		q    *resource.Quantity
+	}{{"high", w.High}, {"low", w.Low}} {
+		switch {
+		case m.q == nil:
+		case m.q.Sign() <= 0:
+			errs = append(errs, field.Invalid(path.Child(m.name), m.q.String(), "must be greater than 0"))
+		case bounded && m.q.CmpInt64(maxWatermark) > 0:
+			errs = append(errs, field.Invalid(path.Child(m.name), m.q.String(),
+				"must be at most 1P (10^15): tidal, like the HPA, computes in thousandths of the unit in 64-bit integers"))
+		}
 	}
 	if w.High != nil && w.Low != nil && w.Low.Cmp(*w.High) > 0 {
-		return fmt.Errorf("watermarks: low %s is above high %s", w.Low, w.High)
+		errs = append(errs, field.Invalid(path.Child("low"), w.Low.String(), "must not be above high"))
 	}
-	for _, f := range []struct {
-		name   string
-		p      *int32
-		lo, hi int32
-	}{
-		{"highTolerancePercent", w.HighTolerancePercent, 0, 100},
-		{"lowTolerancePercent", w.LowTolerancePercent, 0, 100},
-		{"maxScaleUpPercent", w.MaxScaleUpPercent, 0, math.MaxInt32},
-		{"maxScaleDownPercent", w.MaxScaleDownPercent, 0, 100},
-	} {
-		if f.p != nil && (*f.p < f.lo || *f.p > f.hi) {
-			return fmt.Errorf("watermarks: %s %d is outside [%d, %d]", f.name, *f.p, f.lo, f.hi)
-		}
+	maxUp := int32(math.MaxInt32)
+	if bounded {
+		maxUp = maxScaleUpPercent
+	}
+	errs = append(errs, percentErrors(path, "highTolerancePercent", w.HighTolerancePercent, 100)...)
+	errs = append(errs, percentErrors(path, "lowTolerancePercent", w.LowTolerancePercent, 100)...)
+	errs = append(errs, percentErrors(path, "maxScaleDownPercent", w.MaxScaleDownPercent, 100)...)
+	return append(errs, percentErrors(path, "maxScaleUpPercent", w.MaxScaleUpPercent, maxUp)...)
+}
+
+// percentErrors checks an optional percentage against [0, hi], with the
+// API server's messages for a schema's minimum and maximum.
+func percentErrors(path *field.Path, name string, p *int32, hi int32) field.ErrorList {
+	switch {
+	case p == nil:
+		return nil
+	case *p < 0:
+		return field.ErrorList{field.Invalid(path.Child(name), *p, "should be greater than or equal to 0")}
+	case *p > hi:
+		return field.ErrorList{field.Invalid(path.Child(name), *p, fmt.Sprintf("should be less than or equal to %d", hi))}
 	}
 	return nil
 }
 
 // WatermarkReplicas returns the watermark proposal for a metric whose current
 // value is value (milli-units of the target's unit), with current replicas.
+// The arithmetic is exact for every quantity and value (see quantityNanos).
 func WatermarkReplicas(current int32, value int64, w *Watermarks, minReplicas, maxReplicas int32) (int32, error) {
-	if err := w.Validate(); err != nil {
-		return 0, err
+	if errs := w.check(field.NewPath("watermarks"), false); len(errs) > 0 {
+		return 0, errs.ToAggregate()
 	}
+	v := milliNanos(value)
+	cur := big.NewInt(int64(current))
 	if w.High != nil {
-		high, tol := w.High.MilliValue(), orDefault(w.HighTolerancePercent)
-		if cmpProducts(value, 100, high, int64(100+tol)) > 0 {
-			p := clampReplicas(mulDivCeil(int64(current), value, high))
+		high, tol := quantityNanos(*w.High), int64(orDefault(w.HighTolerancePercent))
+		if product(v, big.NewInt(100)).Cmp(product(high, big.NewInt(100+tol))) > 0 {
+			p := clampBigReplicas(ceilDiv(product(cur, v), high))
 			if w.MaxScaleUpPercent != nil {
 				p = min(p, ScaleUpStep(current, *w.MaxScaleUpPercent, maxReplicas))
 			}
@@ -134,9 +171,9 @@ func WatermarkReplicas(current int32, value int64, w *Watermarks, minReplicas, m
 		}
 	}
 	if w.Low != nil {
-		low, tol := w.Low.MilliValue(), orDefault(w.LowTolerancePercent)
-		if cmpProducts(value, 100, low, int64(100-tol)) < 0 {
-			p := clampReplicas(mulDivFloor(int64(current), value, low))
+		low, tol := quantityNanos(*w.Low), int64(orDefault(w.LowTolerancePercent))
+		if product(v, big.NewInt(100)).Cmp(product(low, big.NewInt(100-tol))) < 0 {
+			p := clampBigReplicas(floorDiv(product(cur, v), low))
 			if w.MaxScaleDownPercent != nil {
 				p = max(p, ScaleDownStep(current, *w.MaxScaleDownPercent, minReplicas))
 			}
