@@ -83,8 +83,8 @@ func newFleet(tb testing.TB) *fleet {
 				Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
 					Metric: autoscalingv2.MetricIdentifier{Name: "qps"},
 					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(5, resource.DecimalSI)}}}})
-			pa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{
-				Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 4, PeriodSeconds: 60}}}}
+			pa.Spec.Behavior = &v1alpha1.Behavior{ScaleDown: &v1alpha1.ScalingRules{
+				Policies: []v1alpha1.ScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 4, PeriodSeconds: 60}}}}
 		}
 		if i%4 == 0 {
 			pa.Spec.Metrics[0].Watermarks = &v1alpha1.Watermarks{High: ptr.To(resource.MustParse("80")), Low: ptr.To(resource.MustParse("40"))}

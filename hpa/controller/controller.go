@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -91,6 +92,8 @@ type Controller struct {
 	queue     workqueue.TypedRateLimitingInterface[string]
 	selectors *selectorIndex
 	handler   cache.ResourceEventHandlerRegistration
+	// lastActivity is when a worker last took the heartbeat (unix ns).
+	lastActivity atomic.Int64
 }
 
 // New builds a controller and registers its event handlers on the store's
@@ -190,6 +193,8 @@ func (c *Controller) remove(obj any) {
 func (c *Controller) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	logger.Info("Pod loop starting", "workers", c.cfg.Workers, "syncPeriod", c.cfg.SyncPeriod)
+	c.beat()
+	go c.heartbeat(ctx)
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
 		wg.Go(func() {
@@ -213,6 +218,11 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if key == heartbeatKey {
+		c.beat()
+		c.queue.Forget(key)
+		return true
+	}
 	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	gone, err := c.Sync(syncCtx, key)
 	cancel()

@@ -245,9 +245,9 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	h := newHarness(t, cfg)
 	h.deployment("ns", "web", 2)
 	pa := cpuPA("ns", "web", 50, 1, 10)
-	pa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{
+	pa.Spec.Behavior = &v1alpha1.Behavior{ScaleDown: &v1alpha1.ScalingRules{
 		StabilizationWindowSeconds: ptr.To[int32](0),
-		Policies:                   []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 600}},
+		Policies:                   []v1alpha1.ScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 600}},
 	}}
 	h.addPA(pa)
 	h.sim.Set("cpu", metrics.Constant(0.2))
@@ -332,5 +332,31 @@ func TestCompactHistoryKeepsOutcomes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestScaledToZeroRemovedOnRescale: without the HPAScaleToZero gate,
+// Kubernetes drops a ScaledToZero condition (left by a controller that had
+// the gate) when it rescales, and keeps it otherwise.
+func TestScaledToZeroRemovedOnRescale(t *testing.T) {
+	h := newHarness(t, hpa.DefaultConfig())
+	h.deployment("ns", "web", 2)
+	pa := cpuPA("ns", "web", 50, 1, 10)
+	pa.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{
+		Type: autoscalingv2.ScaledToZero, Status: corev1.ConditionTrue, Reason: "ScaledToZero", LastTransitionTime: metav1.NewTime(epoch.Add(-time.Hour)),
+	}}
+	h.addPA(pa)
+	h.sim.Set("cpu", metrics.Constant(0.1)) // 50%: on target
+
+	h.sync("ns/web")
+	if c := condition(h.pa("ns/web").Status.HorizontalPodAutoscalerStatus, autoscalingv2.ScaledToZero); c.Status != corev1.ConditionTrue {
+		t.Fatalf("a sync without rescale dropped ScaledToZero: %+v", h.pa("ns/web").Status.Conditions)
+	}
+	h.sim.Set("cpu", metrics.Constant(0.2)) // 100%: scale up
+	h.clock.Step(15 * time.Second)
+	h.sync("ns/web")
+	st := h.pa("ns/web").Status.HorizontalPodAutoscalerStatus
+	if h.scales.replicas("ns", "web") != 4 || condition(st, autoscalingv2.ScaledToZero).Type != "" {
+		t.Fatalf("after a rescale to %d: conditions %+v, want no ScaledToZero", h.scales.replicas("ns", "web"), st.Conditions)
 	}
 }

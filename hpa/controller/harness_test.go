@@ -157,8 +157,14 @@ func newHarness(t testing.TB, cfg hpa.Config) *harness {
 	}
 	h.pas = &fakePAClient{indexer: h.informer.GetIndexer()}
 	h.source = h.sim
+	h.c = h.controller(t, cfg, NewPodAutoscalerStore(h.informer, h.pas))
+	return h
+}
+
+// controller returns a controller over store and the harness's fakes.
+func (h *harness) controller(t testing.TB, cfg hpa.Config, store Store) *Controller {
 	c, err := New(Config{
-		Store:    NewPodAutoscalerStore(h.informer, h.pas),
+		Store:    store,
 		Pods:     ListerPods{corelisters.NewPodLister(h.pods)},
 		Scales:   h.scales,
 		Metrics:  metrics.SourceFunc(func(ctx context.Context, r metrics.Request) hpa.MetricData { return h.source.Fetch(ctx, r) }),
@@ -169,8 +175,7 @@ func newHarness(t testing.TB, cfg hpa.Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.c = c
-	return h
+	return c
 }
 
 // deployment creates the scale and n Running, Ready pods requesting 100m

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -101,20 +102,28 @@ func (s *HPAStore) Get(key string) (*Autoscaler, error) {
 	if raw := h.Annotations[HistoryAnnotation]; raw != "" {
 		_ = json.Unmarshal([]byte(raw), &a.History)
 	}
-	a.Watermarks, a.SpecErr = parseWatermarks(h.Annotations[WatermarksAnnotation], len(h.Spec.Metrics))
+	if a.Watermarks, a.SpecErr = parseWatermarks(h.Annotations[WatermarksAnnotation], len(h.Spec.Metrics)); a.SpecErr != nil {
+		a.SpecReason = EventInvalidWatermarks
+	}
 	return a, nil
 }
 
-// parseWatermarks reads the watermarks annotation.
+// parseWatermarks reads the watermarks annotation, refusing what the
+// PodAutoscaler CRD refuses in a PodAutoscaler's watermarks, with the same
+// messages (the quantities' strings checked before they are parsed).
 func parseWatermarks(raw string, metrics int) ([]*hpa.Watermarks, error) {
 	if raw == "" {
 		return nil, nil
 	}
 	var marks []*v1alpha1.Watermarks
-	if err := json.Unmarshal([]byte(raw), &marks); err != nil {
+	var list *field.Path // the entries' paths are [0], [1], ...
+	errs, err := v1alpha1.UnmarshalChecked([]byte(raw), &marks, list)
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("annotation %s: %w", WatermarksAnnotation, err)
-	}
-	if len(marks) > metrics {
+	case len(errs) > 0:
+		return nil, fmt.Errorf("annotation %s: %w", WatermarksAnnotation, errs.ToAggregate())
+	case len(marks) > metrics:
 		return nil, fmt.Errorf("annotation %s lists %d entries for %d metrics", WatermarksAnnotation, len(marks), metrics)
 	}
 	out := make([]*hpa.Watermarks, len(marks))
@@ -122,7 +131,11 @@ func parseWatermarks(raw string, metrics int) ([]*hpa.Watermarks, error) {
 		if w != nil {
 			hw := hpa.Watermarks(*w)
 			out[i] = &hw
+			errs = append(errs, hw.Validate(list.Index(i))...)
 		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("annotation %s: %w", WatermarksAnnotation, errs.ToAggregate())
 	}
 	return out, nil
 }

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +17,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
-
-	"github.com/go-logr/logr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tidal-autoscaler/tidal/hpa"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
@@ -30,21 +32,37 @@ func hpaObject(ns, name string) *autoscalingv2.HorizontalPodAutoscaler {
 	return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
 }
 
+// slowStatusWrites makes status writes slow both ways, as a busy machine
+// or API server does: the object a write was made from has often changed by
+// the time it arrives, and the informer has seen the write by the time the
+// controller hears back.
+type slowStatusWrites struct{ HPAClient }
+
+func (s slowStatusWrites) UpdateStatus(ctx context.Context, h *autoscalingv2.HorizontalPodAutoscaler) (*autoscalingv2.HorizontalPodAutoscaler, error) {
+	time.Sleep(100 * time.Millisecond)
+	defer time.Sleep(100 * time.Millisecond)
+	return s.HPAClient.UpdateStatus(ctx, h)
+}
+
 // The queue, the informer handlers and the HPA store together: an HPA
 // object is synced as soon as it appears, its history lands in an
-// annotation, and a spec change is picked up at once. (The sync period is
-// long: the fake clientset does not check resource versions, so a periodic
-// status write could undo a concurrent edit that a real API server would
-// reject as a conflict.)
+// annotation, and a spec change is picked up at once. The clientset checks
+// resource versions as an API server does, so the controller's status
+// writes, made from its cached copy and slowed down, never undo the test's
+// edits: a stale write gets a conflict and is made again from the object as
+// it is.
 func TestRunDrivesHPAObjects(t *testing.T) {
-	client := fake.NewClientset()
+	client, err := versionedClientset()
+	if err != nil {
+		t.Fatal(err)
+	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	hpas := factory.Autoscaling().V2().HorizontalPodAutoscalers()
 	h := newHarness(t, hpa.DefaultConfig())
 	h.deployment("ns", "web", 2)
 	h.sim.Set("cpu", metrics.Constant(0.2))
 	c, err := New(Config{
-		Store:      NewHPAStore(hpas.Informer(), HPAClientFor(client)),
+		Store:      NewHPAStore(hpas.Informer(), slowStatusWrites{HPAClientFor(client)}),
 		Pods:       ListerPods{corelisters.NewPodLister(h.pods)},
 		Scales:     h.scales,
 		Metrics:    h.sim,
@@ -56,7 +74,9 @@ func TestRunDrivesHPAObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
+	// The controller's log goes to the test's, printed if it fails.
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
@@ -65,15 +85,29 @@ func TestRunDrivesHPAObjects(t *testing.T) {
 
 	obj := hpaObject("ns", "web")
 	obj.Annotations = map[string]string{WatermarksAnnotation: `[{"high":"90","low":"10"}]`}
-	if _, err := client.AutoscalingV2().HorizontalPodAutoscalers("ns").Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+	objects := client.AutoscalingV2().HorizontalPodAutoscalers("ns")
+	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	get := func() *autoscalingv2.HorizontalPodAutoscaler {
-		o, err := client.AutoscalingV2().HorizontalPodAutoscalers("ns").Get(ctx, "web", metav1.GetOptions{})
+		o, err := objects.Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return o
+	}
+	// edit changes the object as a client does: read, change, write, and
+	// again on a conflict with the controller's status writes.
+	edit := func(change func(*autoscalingv2.HorizontalPodAutoscaler)) {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			o := get()
+			change(o)
+			_, err := objects.Update(ctx, o, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	waitFor(t, "the first status", func() bool { return get().Status.CurrentReplicas == 2 })
 	// 100% is above the 90% watermark: ceil(2*100/90) = 3.
@@ -89,18 +123,11 @@ func TestRunDrivesHPAObjects(t *testing.T) {
 
 	// A spec change (maxReplicas) is acted on at once, here clamping.
 	h.follow("ns", "web")
-	o.Spec.MaxReplicas = 2
-	if _, err := client.AutoscalingV2().HorizontalPodAutoscalers("ns").Update(ctx, o, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	edit(func(o *autoscalingv2.HorizontalPodAutoscaler) { o.Spec.MaxReplicas = 2 })
 	waitFor(t, "the clamp to the new max", func() bool { return h.scales.replicas("ns", "web") == 2 })
 
 	// A malformed watermarks annotation stops scaling with a clear condition.
-	o = get()
-	o.Annotations[WatermarksAnnotation] = `{"high":`
-	if _, err := client.AutoscalingV2().HorizontalPodAutoscalers("ns").Update(ctx, o, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	edit(func(o *autoscalingv2.HorizontalPodAutoscaler) { o.Annotations[WatermarksAnnotation] = `{"high":` })
 	waitFor(t, "the InvalidWatermarks condition", func() bool {
 		c := condition(get().Status, autoscalingv2.ScalingActive)
 		return c.Reason == EventInvalidWatermarks && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, WatermarksAnnotation)
@@ -166,14 +193,48 @@ func TestParseWatermarks(t *testing.T) {
 	if err != nil || len(marks) != 2 || marks[0] != nil || marks[1].High.String() != "80" || *marks[1].MaxScaleUpPercent != 50 {
 		t.Fatalf("marks %+v, err %v", marks, err)
 	}
-	if _, err := parseWatermarks(`[{}, {}, {}]`, 2); err == nil {
-		t.Fatal("more entries than metrics must be an error")
+	for _, raw := range []string{`[{}, {}, {}]`, `{"high":`, `[{"high": {"value": 1}}]`} {
+		if _, err := parseWatermarks(raw, 2); err == nil || !strings.HasPrefix(err.Error(), "annotation "+WatermarksAnnotation) {
+			t.Errorf("%s: error %v", raw, err)
+		}
+	}
+}
+
+// watermarkBound is a case of testdata/watermark-bounds.yaml.
+type watermarkBound struct {
+	Watermarks     json.RawMessage
+	Field, Message string
+}
+
+// TestParseWatermarksRefusesWhatTheCRDRefuses: the annotation refuses each
+// case the CRD refuses, at the same field with the same message, in the
+// second entry of the list, and accepts what the CRD accepts.
+func TestParseWatermarksRefusesWhatTheCRDRefuses(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "watermark-bounds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []watermarkBound
+	if err := yaml.UnmarshalStrict(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		_, err := parseWatermarks(`[null,`+string(tc.Watermarks)+`]`, 2)
+		switch {
+		case tc.Message == "" && err != nil:
+			t.Errorf("%s refused: %v", tc.Watermarks, err)
+		case tc.Message == "":
+		case err == nil:
+			t.Errorf("%s accepted, want %s: %s", tc.Watermarks, tc.Field, tc.Message)
+		case !strings.Contains(err.Error(), strings.TrimSuffix("[1]."+tc.Field, ".")+": ") || !strings.Contains(err.Error(), tc.Message):
+			t.Errorf("%s: %v, want %s: %s", tc.Watermarks, err, tc.Field, tc.Message)
+		}
 	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true,
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true,
 		func(context.Context) (bool, error) { return cond(), nil })
 	if err != nil {
 		t.Fatalf("timed out waiting for %s", what)

@@ -25,6 +25,7 @@ type Observer struct {
 	duration     prometheus.Histogram
 	metricErrors *prometheus.CounterVec
 	statusWrites prometheus.Counter
+	panics       prometheus.Counter
 }
 
 // NewObserver registers the pod loop's metrics:
@@ -35,7 +36,9 @@ type Observer struct {
 //   - tidal_pod_autoscaler_reconciliation_duration_seconds: sync latency;
 //   - tidal_pod_autoscaler_metric_errors_total{metric_type}: metrics that
 //     could not be computed;
-//   - tidal_pod_autoscaler_status_writes_total: status updates sent.
+//   - tidal_pod_autoscaler_status_writes_total: status updates sent;
+//   - tidal_pod_autoscaler_reconciliation_panics_total: syncs that failed
+//     inside tidal and were recovered (each is a bug: see the log).
 func NewObserver(reg prometheus.Registerer) *Observer {
 	o := &Observer{
 		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -55,8 +58,12 @@ func NewObserver(reg prometheus.Registerer) *Observer {
 			Name: "tidal_pod_autoscaler_status_writes_total",
 			Help: "Status updates the pod loop sent.",
 		}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tidal_pod_autoscaler_reconciliation_panics_total",
+			Help: "Pod autoscaler syncs that failed inside tidal and were recovered.",
+		}),
 	}
-	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites)
+	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites, o.panics)
 	return o
 }
 
@@ -77,5 +84,11 @@ func (o *Observer) metricFailed(metricType string) {
 func (o *Observer) statusWritten() {
 	if o != nil {
 		o.statusWrites.Inc()
+	}
+}
+
+func (o *Observer) panicked() {
+	if o != nil {
+		o.panics.Inc()
 	}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -91,6 +92,10 @@ func (s *PodAutoscalerStore) Get(key string) (*Autoscaler, error) {
 	}
 	if pa.Status.History != nil {
 		a.History = *pa.Status.History
+	}
+	if len(pa.Unread) > 0 {
+		a.SpecErr = fmt.Errorf("quantities out of bounds, left unread: %s", strings.Join(pa.Unread, "; "))
+		a.SpecReason = EventInvalidQuantity
 	}
 	return a, nil
 }

@@ -27,9 +27,11 @@ type Autoscaler struct {
 	Spec autoscalingv2.HorizontalPodAutoscalerSpec
 	// Watermarks is index-aligned with Spec.Metrics (nil: none).
 	Watermarks []*hpa.Watermarks
-	// SpecErr is a spec error the API server's validation cannot catch;
-	// the autoscaler is then not scaled.
-	SpecErr error
+	// SpecErr is a spec error the API server's validation did not catch,
+	// and SpecReason its reason (EventInvalidWatermarks,
+	// EventInvalidQuantity): the autoscaler is then not scaled.
+	SpecErr    error
+	SpecReason string
 	// Status is the current status.
 	Status autoscalingv2.HorizontalPodAutoscalerStatus
 	// History is the persisted stabilization and scale-event history.

@@ -23,7 +23,8 @@ import (
 )
 
 // Event reasons, as the Kubernetes HPA controller names them, plus
-// InvalidWatermarks for tidal's own spec.
+// InvalidWatermarks and InvalidQuantity for what the API server's
+// validation of tidal's objects did not catch.
 const (
 	EventSuccessfulRescale            = "SuccessfulRescale"
 	EventFailedRescale                = "FailedRescale"
@@ -34,6 +35,7 @@ const (
 	EventInvalidSelector              = "InvalidSelector"
 	EventAmbiguousSelector            = "AmbiguousSelector"
 	EventInvalidWatermarks            = "InvalidWatermarks"
+	EventInvalidQuantity              = "InvalidQuantity"
 )
 
 // Sync syncs one autoscaler ("namespace/name") once. gone reports that it
@@ -41,8 +43,18 @@ const (
 // or writing /scale, writing status); metric failures are not errors here:
 // they are reported in the status and in events, and the next periodic
 // sync tries again.
+//
+// A panic anywhere in the sync is recovered (see guard.go): it is counted,
+// logged, reported on the autoscaler, and returned as an error.
 func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error) {
 	start := time.Now()
+	var s *syncRun
+	defer func() {
+		if r := recover(); r != nil {
+			gone, err = false, c.recovered(ctx, key, s, r)
+			c.cfg.Observer.reconciled(actionNone, errorInternal, time.Since(start))
+		}
+	}()
 	a, err := c.cfg.Store.Get(key)
 	if err != nil {
 		return false, err
@@ -51,13 +63,13 @@ func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error
 		c.selectors.remove(key)
 		return true, nil
 	}
-	s := &syncRun{
+	s = &syncRun{
 		c: c, a: a, now: c.clock.Now(),
 		status: *a.Status.DeepCopy(), history: a.History,
 		action: actionNone, errLabel: errorNone,
 		logger: klog.FromContext(ctx).WithValues("podAutoscaler", key),
 	}
-	err = s.run(ctx)
+	err = s.runGuarded(ctx)
 	if err != nil {
 		s.errLabel = errorInternal
 	}
@@ -86,6 +98,8 @@ type syncRun struct {
 	action   string
 	errLabel string
 	logger   klog.Logger
+	// ref names the scale target in messages: Kind/namespace/name.
+	ref string
 	// targetPods are the target's pods, when the sync read them.
 	targetPods []*corev1.Pod
 }
@@ -117,19 +131,19 @@ func (s *syncRun) run(ctx context.Context) error {
 	s.status.ObservedGeneration = &generation
 	if a.SpecErr != nil {
 		s.errLabel = errorSpec
-		s.event(corev1.EventTypeWarning, EventInvalidWatermarks, a.SpecErr.Error())
+		s.event(corev1.EventTypeWarning, a.SpecReason, a.SpecErr.Error())
 		s.setConditions(hpa.Condition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionFalse,
-			Reason: EventInvalidWatermarks, Message: a.SpecErr.Error()})
+			Reason: a.SpecReason, Message: a.SpecErr.Error()})
 		return nil
 	}
 	spec := hpa.DefaultSpec(a.Spec)
-	ref := fmt.Sprintf("%s/%s/%s", spec.ScaleTargetRef.Kind, a.Namespace, spec.ScaleTargetRef.Name)
+	s.ref = fmt.Sprintf("%s/%s/%s", spec.ScaleTargetRef.Kind, a.Namespace, spec.ScaleTargetRef.Name)
 
 	sc, gr, err := s.c.cfg.Scales.Get(ctx, a.Namespace, spec.ScaleTargetRef)
 	if err != nil {
 		s.event(corev1.EventTypeWarning, EventFailedGetScale, err.Error())
 		s.setConditions(hpa.FailedGetScaleCondition(err))
-		return fmt.Errorf("failed to query scale subresource for %s: %w", ref, err)
+		return fmt.Errorf("failed to query scale subresource for %s: %w", s.ref, err)
 	}
 	current := sc.Spec.Replicas
 	in := hpa.ReconcileInput{
@@ -160,46 +174,46 @@ func (s *syncRun) run(ctx context.Context) error {
 	}
 	if d.Err != nil {
 		s.errLabel = errorMetrics
-		s.logger.V(2).Info("Metrics failed", "scaleTarget", ref, "err", d.Err)
+		s.logger.V(2).Info("Metrics failed", "scaleTarget", s.ref, "err", d.Err)
 	}
-	if d.DesiredReplicas == -1 {
-		// No decision: hold the replicas, keep the last desired count.
-		s.setConditions(d.Conditions...)
-		s.setMetrics(current, s.status.DesiredReplicas, d.MetricStatuses)
+	var rescaleErr error
+	switch {
+	case d.DesiredReplicas == -1:
 		msg := "no replica count could be computed"
 		if d.Err != nil {
 			msg = d.Err.Error()
 		}
 		s.event(corev1.EventTypeWarning, EventFailedComputeMetricsReplicas, msg)
-		return nil
+	case d.Rescale:
+		rescaleErr = s.rescale(ctx, a.Namespace, spec.ScaleTargetRef, gr, sc, d.DesiredReplicas)
+		s.rescaled(ctx, spec, current, d, rescaleErr)
 	}
-	if !d.Rescale {
-		s.setConditions(d.Conditions...)
-		s.setMetrics(current, current, d.MetricStatuses)
-		return nil
+	s.status = d.Status(s.status, current, s.now, rescaleErr)
+	if rescaleErr != nil {
+		return fmt.Errorf("failed to rescale %s: %w", s.ref, rescaleErr)
 	}
-	if err := s.rescale(ctx, a.Namespace, spec.ScaleTargetRef, gr, sc, d.DesiredReplicas); err != nil {
+	return nil
+}
+
+// rescaled reports a PUT of /scale: its event and, when it succeeded, the
+// scale event in the history, the action label, the log line and the hook
+// (last, as it calls into the node loop).
+func (s *syncRun) rescaled(ctx context.Context, spec autoscalingv2.HorizontalPodAutoscalerSpec, current int32, d hpa.Decision, err error) {
+	if err != nil {
 		s.event(corev1.EventTypeWarning, EventFailedRescale,
 			fmt.Sprintf("New size: %d; reason: %s; error: %v", d.DesiredReplicas, d.Reason, err))
-		s.setConditions(append(d.Conditions, hpa.FailedUpdateScaleCondition(err))...)
-		s.setMetrics(current, s.status.DesiredReplicas, d.MetricStatuses)
-		return fmt.Errorf("failed to rescale %s: %w", ref, err)
+		return
 	}
-	s.event(corev1.EventTypeNormal, EventSuccessfulRescale, fmt.Sprintf("New size: %d; reason: %s", d.DesiredReplicas, d.Reason))
-	if hook := s.c.cfg.OnRescale; hook != nil {
-		hook(ctx, Rescale{Autoscaler: a.Ref, Namespace: a.Namespace, Target: spec.ScaleTargetRef, From: current, To: d.DesiredReplicas})
-	}
-	s.logger.Info("Rescaled", "scaleTarget", ref, "from", current, "to", d.DesiredReplicas, "reason", d.Reason)
 	s.history = hpa.RecordScaleEvent(s.history, spec.Behavior, current, d.DesiredReplicas, s.now)
 	s.action = actionScaleUp
 	if d.DesiredReplicas < current {
 		s.action = actionScaleDown
 	}
-	s.setConditions(append(d.Conditions, hpa.SucceededRescaleCondition(d.DesiredReplicas))...)
-	s.setMetrics(current, d.DesiredReplicas, d.MetricStatuses)
-	last := metav1.NewTime(s.now.Truncate(time.Second))
-	s.status.LastScaleTime = &last
-	return nil
+	s.event(corev1.EventTypeNormal, EventSuccessfulRescale, fmt.Sprintf("New size: %d; reason: %s", d.DesiredReplicas, d.Reason))
+	s.logger.Info("Rescaled", "scaleTarget", s.ref, "from", current, "to", d.DesiredReplicas, "reason", d.Reason)
+	if hook := s.c.cfg.OnRescale; hook != nil {
+		hook(ctx, Rescale{Autoscaler: s.a.Ref, Namespace: s.a.Namespace, Target: spec.ScaleTargetRef, From: current, To: d.DesiredReplicas})
+	}
 }
 
 // needsMetrics reports whether Reconcile will look at metrics: a current

@@ -28,6 +28,28 @@ type PodAutoscaler struct {
 	Spec PodAutoscalerSpec `json:"spec"`
 	// +optional
 	Status PodAutoscalerStatus `json:"status,omitempty"`
+
+	// Unread lists the quantities decoding left out of Spec and Status
+	// because their strings are out of the bounds of CheckQuantity, each
+	// as the field's path and what is wrong. The CRD refuses such strings;
+	// an object stored before it did may hold them. Not part of the API.
+	Unread []string `json:"-"`
+}
+
+// UnmarshalJSON decodes a PodAutoscaler with UnmarshalChecked, so that no
+// quantity string, whoever wrote it, stalls its reader: the typed client,
+// and through it the informer, decode with it.
+func (p *PodAutoscaler) UnmarshalJSON(data []byte) error {
+	type plain PodAutoscaler // without this method
+	refused, err := UnmarshalChecked(data, (*plain)(p), nil)
+	if err != nil {
+		return err
+	}
+	p.Unread = nil
+	for _, e := range refused {
+		p.Unread = append(p.Unread, e.Error())
+	}
+	return nil
 }
 
 // PodAutoscalerList is a list of PodAutoscalers.
@@ -62,15 +84,17 @@ type PodAutoscalerSpec struct {
 
 	// metrics are the metrics the replica count follows: the largest count
 	// any metric asks for wins. Without metrics, 80% average cpu utilization
-	// is used.
+	// is used. At most 100 (autoscaling/v2 sets no limit; the schema's
+	// rules need one).
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
 	Metrics []MetricSpec `json:"metrics,omitempty"`
 
 	// behavior configures scaling up and down (stabilization windows,
 	// policies, tolerances), as in autoscaling/v2.
 	// +optional
-	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
+	Behavior *Behavior `json:"behavior,omitempty"`
 }
 
 // MetricSpec is an autoscaling/v2 MetricSpec with optional dual watermarks.
@@ -84,6 +108,17 @@ type PodAutoscalerSpec struct {
 // +kubebuilder:validation:XValidation:rule="self.type != 'Pods' || has(self.pods)",message="pods must be set when type is Pods"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Object' || has(self.object)",message="object must be set when type is Object"
 // +kubebuilder:validation:XValidation:rule="self.type != 'External' || has(self.external)",message="external must be set when type is External"
+// +kubebuilder:validation:XValidation:rule="self.type in ['ContainerResource', 'External', 'Object', 'Pods', 'Resource']",messageExpression="'Unsupported value: \"' + self.type + '\": supported values: \"ContainerResource\", \"External\", \"Object\", \"Pods\", \"Resource\"'",fieldPath=".type"
+// +kubebuilder:validation:XValidation:rule="self.?resource.?target.?type.orValue('Value') in ['AverageValue', 'Utilization', 'Value']",message="must be either Utilization, Value, or AverageValue",fieldPath=".resource.target.type"
+// +kubebuilder:validation:XValidation:rule="self.?resource.?target.?averageUtilization.orValue(1) > 0",message="must be greater than 0",fieldPath=".resource.target.averageUtilization"
+// +kubebuilder:validation:XValidation:rule="self.?containerResource.?target.?type.orValue('Value') in ['AverageValue', 'Utilization', 'Value']",message="must be either Utilization, Value, or AverageValue",fieldPath=".containerResource.target.type"
+// +kubebuilder:validation:XValidation:rule="self.?containerResource.?target.?averageUtilization.orValue(1) > 0",message="must be greater than 0",fieldPath=".containerResource.target.averageUtilization"
+// +kubebuilder:validation:XValidation:rule="self.?pods.?target.?type.orValue('Value') in ['AverageValue', 'Utilization', 'Value']",message="must be either Utilization, Value, or AverageValue",fieldPath=".pods.target.type"
+// +kubebuilder:validation:XValidation:rule="self.?pods.?target.?averageUtilization.orValue(1) > 0",message="must be greater than 0",fieldPath=".pods.target.averageUtilization"
+// +kubebuilder:validation:XValidation:rule="self.?object.?target.?type.orValue('Value') in ['AverageValue', 'Utilization', 'Value']",message="must be either Utilization, Value, or AverageValue",fieldPath=".object.target.type"
+// +kubebuilder:validation:XValidation:rule="self.?object.?target.?averageUtilization.orValue(1) > 0",message="must be greater than 0",fieldPath=".object.target.averageUtilization"
+// +kubebuilder:validation:XValidation:rule="self.?external.?target.?type.orValue('Value') in ['AverageValue', 'Utilization', 'Value']",message="must be either Utilization, Value, or AverageValue",fieldPath=".external.target.type"
+// +kubebuilder:validation:XValidation:rule="self.?external.?target.?averageUtilization.orValue(1) > 0",message="must be greater than 0",fieldPath=".external.target.averageUtilization"
 type MetricSpec struct {
 	autoscalingv2.MetricSpec `json:",inline"`
 
@@ -99,14 +134,23 @@ type MetricSpec struct {
 // exact arithmetic.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.high) || has(self.low)",message="set high, low or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.high) || !has(self.low) || !string(self.high).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$') || !string(self.low).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$') || quantity(string(self.low)).compareTo(quantity(string(self.high))) <= 0",message="must not be above high",fieldPath=".low"
 type Watermarks struct {
 	// high is the scale-up watermark: above it the count becomes
-	// ceil(current * value / high).
+	// ceil(current * value / high). Above 0 and at most 1P, written in at
+	// most 64 characters.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$') || quantity(string(self)).compareTo(quantity('0')) > 0",message="must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="!string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$') || quantity(string(self)).compareTo(quantity('1P')) <= 0",message="must be at most 1P (10^15): tidal, like the HPA, computes in thousandths of the unit in 64-bit integers"
+	// +kubebuilder:validation:XIntOrString
 	High *resource.Quantity `json:"high,omitempty"`
 	// low is the scale-down watermark: below it the count becomes
-	// floor(current * value / low). It must not be above high.
+	// floor(current * value / low). Above 0, at most 1P, not above high,
+	// written in at most 64 characters.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$') || quantity(string(self)).compareTo(quantity('0')) > 0",message="must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="!string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$') || quantity(string(self)).compareTo(quantity('1P')) <= 0",message="must be at most 1P (10^15): tidal, like the HPA, computes in thousandths of the unit in 64-bit integers"
+	// +kubebuilder:validation:XIntOrString
 	Low *resource.Quantity `json:"low,omitempty"`
 	// highTolerancePercent widens high: scale up only above
 	// high * (1 + t/100). Defaults to 1.
@@ -121,9 +165,11 @@ type Watermarks struct {
 	// +kubebuilder:validation:Maximum=100
 	LowTolerancePercent *int32 `json:"lowTolerancePercent,omitempty"`
 	// maxScaleUpPercent limits one scale-up step to this percentage of the
-	// current count (at least one pod).
+	// current count (at least one pod): 0 to 1000, that is at most 11 times
+	// the count in one step. Unset: no limit.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	MaxScaleUpPercent *int32 `json:"maxScaleUpPercent,omitempty"`
 	// maxScaleDownPercent limits one scale-down step to this percentage of
 	// the current count (at least one pod).
@@ -155,13 +201,14 @@ type PodAutoscalerStatus struct {
 
 // HPASpec returns the autoscaling/v2 spec the calculation runs on, and the
 // watermarks index-aligned with its metrics (nil when no metric has any).
-// The result shares memory with s: treat it as read-only.
+// The result shares memory with s (all but the behavior's structs): treat
+// it as read-only.
 func (s *PodAutoscalerSpec) HPASpec() (autoscalingv2.HorizontalPodAutoscalerSpec, []*hpa.Watermarks) {
 	out := autoscalingv2.HorizontalPodAutoscalerSpec{
 		ScaleTargetRef: s.ScaleTargetRef,
 		MinReplicas:    s.MinReplicas,
 		MaxReplicas:    s.MaxReplicas,
-		Behavior:       s.Behavior,
+		Behavior:       s.Behavior.HPA(),
 	}
 	var marks []*hpa.Watermarks
 	if len(s.Metrics) > 0 {
