@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 )
@@ -118,8 +119,10 @@ func ParseASGAutoDiscoverySpec(value string) (ASGAutoDiscoverySpec, error) {
 		switch {
 		case k == "":
 			return bad("empty tag key in %q", tags)
-		case strings.TrimSpace(k) != k || strings.ContainsAny(k, "\t\n"):
+		case strings.TrimSpace(k) != k:
 			return bad("tag key %q has leading or trailing white space", k)
+		case strings.IndexFunc(t, unicode.IsControl) >= 0:
+			return bad("tag %q contains a control character", t)
 		case len(k) > 128:
 			return bad("tag key %q is longer than the 128 characters AWS allows", k)
 		case seen[k]:

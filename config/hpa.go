@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"time"
 
@@ -80,25 +81,12 @@ func (o *HPAOptions) Validate() error {
 	if *o == (HPAOptions{}) {
 		*o = NewHPAOptions()
 	}
-	var errs []error
-	if o.Workers < 1 {
-		errs = append(errs, fmt.Errorf("--hpa-workers=%d must be at least 1", o.Workers))
-	}
-	errs = append(errs, positive("--hpa-sync-period", o.SyncPeriod))
-	if o.Tolerance < 0 || o.Tolerance >= 1 {
+	errs := []error{atLeast("--hpa-workers", o.Workers, 1), positive("--hpa-sync-period", o.SyncPeriod),
+		nonNegative("--hpa-downscale-stabilization", o.DownscaleStabilizationWindow),
+		nonNegative("--hpa-cpu-initialization-period", o.CPUInitializationPeriod),
+		nonNegative("--hpa-initial-readiness-delay", o.InitialReadinessDelay)}
+	if math.IsNaN(o.Tolerance) || o.Tolerance < 0 || o.Tolerance >= 1 {
 		errs = append(errs, fmt.Errorf("--hpa-tolerance=%v must be in [0, 1)", o.Tolerance))
-	}
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{
-		{"--hpa-downscale-stabilization", o.DownscaleStabilizationWindow},
-		{"--hpa-cpu-initialization-period", o.CPUInitializationPeriod},
-		{"--hpa-initial-readiness-delay", o.InitialReadinessDelay},
-	} {
-		if d.v < 0 {
-			errs = append(errs, fmt.Errorf("%s=%v must not be negative", d.flag, d.v))
-		}
 	}
 	if o.MetricsSource != MetricsSourceAPI && o.MetricsSource != MetricsSourceSimulated {
 		errs = append(errs, fmt.Errorf("--hpa-metrics-source=%q: want %q or %q", o.MetricsSource, MetricsSourceAPI, MetricsSourceSimulated))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // NodeGroupSpec is one --nodes=MIN:MAX:NAME value.
@@ -36,8 +37,8 @@ func ParseNodeGroupSpec(value string) (NodeGroupSpec, error) {
 	switch {
 	case name == "":
 		return NodeGroupSpec{}, fmt.Errorf("--nodes=%q: the node group name is empty", value)
-	case strings.ContainsAny(name, " \t\n"):
-		return NodeGroupSpec{}, fmt.Errorf("--nodes=%q: the node group name %q contains white space", value, name)
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0:
+		return NodeGroupSpec{}, fmt.Errorf("--nodes=%q: the node group name %q contains white space or a control character", value, name)
 	case min > max:
 		return NodeGroupSpec{}, fmt.Errorf("--nodes=%q: minimum size %d is greater than maximum size %d", value, min, max)
 	case max == 0:

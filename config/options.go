@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"time"
@@ -13,10 +14,24 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// leaderElectionJitter is client-go's leaderElectionJitter: the
+// renew deadline must exceed the retry period times this.
+const leaderElectionJitter = 1.2
+
 // Cloud provider names accepted by --cloud-provider.
 const (
 	CloudProviderLocal = "local"
 	CloudProviderAWS   = "aws"
+)
+
+// Shutdown. On SIGTERM the node loop finishes the iteration in progress,
+// which NodeLoopIterationTimeout bounds; the pod loop's syncs in progress,
+// undoing taints of removals under way, releasing the lease and closing the
+// HTTP server take the rest of ShutdownTime. The pod's termination grace
+// period must not be shorter (deploy/ gives 360 s).
+const (
+	NodeLoopIterationTimeout = 5 * time.Minute
+	ShutdownTime             = NodeLoopIterationTimeout + time.Minute
 )
 
 // Options is every setting of the tidal binary.
@@ -45,6 +60,7 @@ type Options struct {
 
 	ScaleUp   ScaleUpOptions
 	ScaleDown ScaleDownOptions
+	Taints    TaintOptions
 
 	// AWS holds the options of --cloud-provider=aws.
 	AWS AWSOptions
@@ -96,6 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxInactivity, "max-inactivity", o.MaxInactivity, "/healthz fails when the leader's node loop has not completed a run for this long.")
 	o.ScaleUp.AddFlags(fs)
 	o.ScaleDown.AddFlags(fs)
+	o.Taints.AddFlags(fs)
 	o.AWS.AddFlags(fs)
 	o.HPA.AddFlags(fs)
 }
@@ -109,12 +126,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, err)
 	}
 	o.NodeGroups = specs
-	if o.Namespace == "" {
-		errs = append(errs, errors.New("--namespace must not be empty"))
-	}
-	if err := validateAddress(o.Address); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, objectName("--namespace", o.Namespace, "namespace", true), validateAddress(o.Address))
 	if o.CloudProvider != CloudProviderLocal && o.CloudProvider != CloudProviderAWS {
 		errs = append(errs, fmt.Errorf("--cloud-provider=%q: want %q or %q", o.CloudProvider, CloudProviderLocal, CloudProviderAWS))
 	}
@@ -122,26 +134,56 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--local-node-groups=%q is only valid with --cloud-provider=local", o.LocalNodeGroups))
 	}
 	errs = append(errs, positive("--scan-interval", o.ScanInterval), positive("--max-node-provision-time", o.MaxNodeProvisionTime),
-		positive("--max-inactivity", o.MaxInactivity))
-	if o.LeaderElect {
-		errs = append(errs, positive("--leader-elect-lease-duration", o.LeaseDuration),
-			positive("--leader-elect-renew-deadline", o.RenewDeadline), positive("--leader-elect-retry-period", o.RetryPeriod))
-		if o.RenewDeadline >= o.LeaseDuration {
-			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline=%v must be shorter than --leader-elect-lease-duration=%v", o.RenewDeadline, o.LeaseDuration))
-		}
+		o.validateInactivity(), o.validateLeaderElection(), o.validateClient())
+	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate())
+	return errors.Join(errs...)
+}
+
+// validateInactivity keeps /healthz from failing between two runs of a
+// healthy loop: the limit must exceed the time between them.
+func (o *Options) validateInactivity() error {
+	if err := positive("--max-inactivity", o.MaxInactivity); err != nil {
+		return err
 	}
-	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate())
-	if o.KubeClientQPS <= 0 || o.KubeBurst <= 0 {
-		errs = append(errs, fmt.Errorf("--kube-client-qps=%v and --kube-client-burst=%d must be positive", o.KubeClientQPS, o.KubeBurst))
+	if o.MaxInactivity <= o.ScanInterval {
+		return fmt.Errorf("--max-inactivity=%v must be longer than --scan-interval=%v, or /healthz fails between two healthy runs", o.MaxInactivity, o.ScanInterval)
+	}
+	if o.HPA.Enabled && o.MaxInactivity <= o.HPA.SyncPeriod {
+		return fmt.Errorf("--max-inactivity=%v must be longer than --hpa-sync-period=%v, or /healthz fails between two healthy runs", o.MaxInactivity, o.HPA.SyncPeriod)
+	}
+	return nil
+}
+
+// validateLeaderElection checks the lease settings as client-go's leader
+// election and the API server's Lease validation would, so that a bad value
+// stops tidal at once instead of leaving it a standby for ever.
+func (o *Options) validateLeaderElection() error {
+	if !o.LeaderElect {
+		return nil
+	}
+	errs := []error{objectName("--leader-elect-resource-name", o.LeaseName, "Lease", false),
+		positive("--leader-elect-renew-deadline", o.RenewDeadline), positive("--leader-elect-retry-period", o.RetryPeriod)}
+	// The Lease stores the duration in whole seconds, as an int32 above 0.
+	if o.LeaseDuration < time.Second || o.LeaseDuration > math.MaxInt32*time.Second {
+		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration=%v must be between 1s and %v", o.LeaseDuration, math.MaxInt32*time.Second))
+	}
+	if o.RenewDeadline >= o.LeaseDuration {
+		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline=%v must be shorter than --leader-elect-lease-duration=%v", o.RenewDeadline, o.LeaseDuration))
+	}
+	if o.RetryPeriod > 0 && float64(o.RenewDeadline) <= leaderElectionJitter*float64(o.RetryPeriod) {
+		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline=%v must be longer than %v times --leader-elect-retry-period=%v",
+			o.RenewDeadline, leaderElectionJitter, o.RetryPeriod))
 	}
 	return errors.Join(errs...)
 }
 
-func positive(flag string, d time.Duration) error {
-	if d <= 0 {
-		return fmt.Errorf("%s=%v must be positive", flag, d)
+// validateClient checks the API client's rate limits.
+func (o *Options) validateClient() error {
+	q := float64(o.KubeClientQPS)
+	if math.IsNaN(q) || math.IsInf(q, 0) || q <= 0 {
+		return fmt.Errorf("--kube-client-qps=%v must be a positive number", o.KubeClientQPS)
 	}
-	return nil
+	return atLeast("--kube-client-burst", o.KubeBurst, 1)
 }
 
 func validateAddress(addr string) error {

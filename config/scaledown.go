@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -27,6 +28,8 @@ type ScaleDownOptions struct {
 	MaxGracefulTerminationSec         int
 	MaxPodEvictionTime                time.Duration
 	MaxBulkSoftTaintCount             int
+	MaxBulkSoftTaintTime              time.Duration
+	NodeDeleteDelayAfterTaint         time.Duration
 	DaemonSetEvictionForOccupiedNodes bool
 }
 
@@ -41,7 +44,7 @@ func DefaultScaleDownOptions() ScaleDownOptions {
 		IgnoreDaemonSetsUtilization: true, SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true,
 		SkipNodesWithCustomControllerPods: true, MaxParallelism: 10, MaxDrainParallelism: 5,
 		MaxGracefulTerminationSec: 600, MaxPodEvictionTime: 2 * time.Minute, MaxBulkSoftTaintCount: 10,
-		DaemonSetEvictionForOccupiedNodes: true,
+		MaxBulkSoftTaintTime: 3 * time.Second, NodeDeleteDelayAfterTaint: 5 * time.Second, DaemonSetEvictionForOccupiedNodes: true,
 	}
 }
 
@@ -62,36 +65,27 @@ func (o *ScaleDownOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxDrainParallelism, "max-drain-parallelism", o.MaxDrainParallelism, "Most removals of non-empty nodes (drains) under way at once.")
 	fs.IntVar(&o.MaxGracefulTerminationSec, "max-graceful-termination-sec", o.MaxGracefulTerminationSec, "Longest termination grace period given to an evicted pod, in seconds.")
 	fs.DurationVar(&o.MaxPodEvictionTime, "max-pod-eviction-time", o.MaxPodEvictionTime, "How long evictions refused by a PodDisruptionBudget are retried before the removal is abandoned.")
-	fs.IntVar(&o.MaxBulkSoftTaintCount, "max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount, "Most unneeded nodes given the deletion candidate taint per iteration.")
+	fs.IntVar(&o.MaxBulkSoftTaintCount, "max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount, "Most nodes given or relieved of the deletion candidate taint per iteration; 0 turns that taint off.")
+	fs.DurationVar(&o.MaxBulkSoftTaintTime, "max-bulk-soft-taint-time", o.MaxBulkSoftTaintTime, "Longest time one iteration spends giving or taking off deletion candidate taints.")
+	fs.DurationVar(&o.NodeDeleteDelayAfterTaint, "node-delete-delay-after-taint", o.NodeDeleteDelayAfterTaint, "How long a removal waits after tainting a node before it reads the node's pods again and drains or deletes it.")
 	fs.BoolVar(&o.DaemonSetEvictionForOccupiedNodes, "daemonset-eviction-for-occupied-nodes", o.DaemonSetEvictionForOccupiedNodes, "Evict DaemonSet pods (best-effort) from drained nodes before deleting them.")
 }
 
+// maxGracefulTerminationSec is the most --max-graceful-termination-sec can
+// be: the node loop holds it as a time.Duration.
+const maxGracefulTerminationSec = math.MaxInt64 / int64(time.Second)
+
 // Validate checks the scale-down flags.
 func (o *ScaleDownOptions) Validate() error {
-	var errs []error
-	if o.UtilizationThreshold < 0 || o.UtilizationThreshold > 1 {
-		errs = append(errs, fmt.Errorf("--scale-down-utilization-threshold=%v must be between 0 and 1", o.UtilizationThreshold))
-	}
-	for flag, d := range map[string]time.Duration{
-		"--scale-down-unneeded-time": o.UnneededTime, "--scale-down-unready-time": o.UnreadyTime,
-		"--scale-down-delay-after-add": o.DelayAfterAdd, "--scale-down-delay-after-delete": o.DelayAfterDelete,
-		"--scale-down-delay-after-failure": o.DelayAfterFailure, "--max-pod-eviction-time": o.MaxPodEvictionTime,
-	} {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("%s=%v must not be negative", flag, d))
-		}
-	}
-	if o.MaxParallelism < 1 {
-		errs = append(errs, fmt.Errorf("--max-scale-down-parallelism=%d must be at least 1", o.MaxParallelism))
-	}
-	if o.MaxDrainParallelism < 1 {
-		errs = append(errs, fmt.Errorf("--max-drain-parallelism=%d must be at least 1", o.MaxDrainParallelism))
-	}
-	if o.MaxGracefulTerminationSec < 0 {
-		errs = append(errs, fmt.Errorf("--max-graceful-termination-sec=%d must not be negative", o.MaxGracefulTerminationSec))
-	}
-	if o.MaxBulkSoftTaintCount < 0 {
-		errs = append(errs, fmt.Errorf("--max-bulk-soft-taint-count=%d must not be negative", o.MaxBulkSoftTaintCount))
+	errs := []error{between("--scale-down-utilization-threshold", o.UtilizationThreshold, 0, 1),
+		nonNegative("--scale-down-unneeded-time", o.UnneededTime), nonNegative("--scale-down-unready-time", o.UnreadyTime),
+		nonNegative("--scale-down-delay-after-add", o.DelayAfterAdd), nonNegative("--scale-down-delay-after-delete", o.DelayAfterDelete),
+		nonNegative("--scale-down-delay-after-failure", o.DelayAfterFailure), nonNegative("--max-pod-eviction-time", o.MaxPodEvictionTime),
+		nonNegative("--max-bulk-soft-taint-time", o.MaxBulkSoftTaintTime), nonNegative("--node-delete-delay-after-taint", o.NodeDeleteDelayAfterTaint),
+		atLeast("--max-scale-down-parallelism", o.MaxParallelism, 1), atLeast("--max-drain-parallelism", o.MaxDrainParallelism, 1),
+		atLeast("--max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount, 0)}
+	if s := int64(o.MaxGracefulTerminationSec); s < 0 || s > maxGracefulTerminationSec {
+		errs = append(errs, fmt.Errorf("--max-graceful-termination-sec=%d must be between 0 and %d", s, maxGracefulTerminationSec))
 	}
 	return errors.Join(errs...)
 }

@@ -3,11 +3,13 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tidal-autoscaler/tidal/expander"
 )
@@ -76,6 +78,13 @@ func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.RecordDuplicatedEvents, "record-duplicated-events", o.RecordDuplicatedEvents, "Record identical events on the same object more than once per 5 minutes.")
 }
 
+// Upper bounds of --cores-total and --memory-total: the node loop counts
+// millicores and bytes in int64, so larger values would wrap around.
+const (
+	maxCoresTotal     = math.MaxInt64 / 1000
+	maxMemoryTotalGiB = math.MaxInt64 >> 30
+)
+
 // Validate checks the scale-up flags and parses the totals.
 func (o *ScaleUpOptions) Validate() error {
 	var errs []error
@@ -83,50 +92,54 @@ func (o *ScaleUpOptions) Validate() error {
 		errs = append(errs, err)
 	}
 	var err error
-	if o.MinCores, o.MaxCores, err = parseMinMax("--cores-total", o.CoresTotal); err != nil {
+	if o.MinCores, o.MaxCores, err = parseMinMax("--cores-total", o.CoresTotal, maxCoresTotal); err != nil {
 		errs = append(errs, err)
 	}
-	if o.MinMemoryGiB, o.MaxMemoryGiB, err = parseMinMax("--memory-total", o.MemoryTotal); err != nil {
+	if o.MinMemoryGiB, o.MaxMemoryGiB, err = parseMinMax("--memory-total", o.MemoryTotal, maxMemoryTotalGiB); err != nil {
 		errs = append(errs, err)
 	}
-	if o.MaxNodesTotal < 0 {
-		errs = append(errs, fmt.Errorf("--max-nodes-total=%d must not be negative", o.MaxNodesTotal))
-	}
-	if o.MaxNodesPerScaleUp < 1 {
-		errs = append(errs, fmt.Errorf("--max-nodes-per-scaleup=%d must be at least 1", o.MaxNodesPerScaleUp))
-	}
-	if o.MaxTotalUnreadyPercentage < 0 || o.MaxTotalUnreadyPercentage > 100 {
-		errs = append(errs, fmt.Errorf("--max-total-unready-percentage=%v must be between 0 and 100", o.MaxTotalUnreadyPercentage))
-	}
-	if o.OkTotalUnreadyCount < 0 {
-		errs = append(errs, fmt.Errorf("--ok-total-unready-count=%d must not be negative", o.OkTotalUnreadyCount))
-	}
-	errs = append(errs, positive("--max-binpacking-time", o.MaxBinpackingTime), positive("--initial-node-group-backoff-duration", o.InitialBackoff),
-		positive("--max-node-group-backoff-duration", o.MaxBackoff), positive("--node-group-backoff-reset-timeout", o.BackoffReset))
-	if o.NewPodScaleUpDelay < 0 {
-		errs = append(errs, fmt.Errorf("--new-pod-scale-up-delay=%v must not be negative", o.NewPodScaleUpDelay))
-	}
+	errs = append(errs, atLeast("--max-nodes-total", o.MaxNodesTotal, 0), atLeast("--max-nodes-per-scaleup", o.MaxNodesPerScaleUp, 1),
+		between("--max-total-unready-percentage", o.MaxTotalUnreadyPercentage, 0, 100),
+		atLeast("--ok-total-unready-count", o.OkTotalUnreadyCount, 0),
+		int32Range("--expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff),
+		positive("--max-binpacking-time", o.MaxBinpackingTime), positive("--initial-node-group-backoff-duration", o.InitialBackoff),
+		positive("--max-node-group-backoff-duration", o.MaxBackoff), positive("--node-group-backoff-reset-timeout", o.BackoffReset),
+		nonNegative("--new-pod-scale-up-delay", o.NewPodScaleUpDelay), validateLabelKeys("--balancing-ignore-label", o.BalancingIgnoreLabels))
 	if o.InitialBackoff > o.MaxBackoff {
 		errs = append(errs, fmt.Errorf("--initial-node-group-backoff-duration=%v is longer than --max-node-group-backoff-duration=%v", o.InitialBackoff, o.MaxBackoff))
 	}
-	if o.WriteStatusConfigMap && o.StatusConfigMapName == "" {
-		errs = append(errs, errors.New("--status-config-map-name must not be empty"))
+	if o.WriteStatusConfigMap {
+		errs = append(errs, objectName("--status-config-map-name", o.StatusConfigMapName, "ConfigMap", false))
 	}
 	return errors.Join(errs...)
 }
 
-func parseMinMax(flag, value string) (int64, int64, error) {
+// parseMinMax parses MIN:MAX, two integers with 0 <= MIN <= MAX <= limit,
+// as --cores-total and --memory-total take them. The error names the flag.
+func parseMinMax(flag, value string, limit int64) (int64, int64, error) {
 	lo, hi, ok := strings.Cut(value, ":")
 	if !ok {
 		return 0, 0, fmt.Errorf("%s=%q: want MIN:MAX", flag, value)
 	}
 	min, err1 := strconv.ParseInt(lo, 10, 64)
 	max, err2 := strconv.ParseInt(hi, 10, 64)
+	notInt := func(err error) bool { return err != nil && !errors.Is(err, strconv.ErrRange) }
 	switch {
-	case err1 != nil || err2 != nil:
+	case notInt(err1) || notInt(err2):
 		return 0, 0, fmt.Errorf("%s=%q: MIN and MAX must be integers", flag, value)
-	case min < 0 || min > max:
-		return 0, 0, fmt.Errorf("%s=%q: want 0 <= MIN <= MAX", flag, value)
+	case err1 != nil || err2 != nil || min < 0 || min > max || max > limit:
+		return 0, 0, fmt.Errorf("%s=%q: want 0 <= MIN <= MAX <= %d", flag, value, limit)
 	}
 	return min, max, nil
+}
+
+// validateLabelKeys checks each value of a flag that names node labels.
+func validateLabelKeys(flag string, keys []string) error {
+	var errs []error
+	for _, k := range keys {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s=%q is not a label key: %s", flag, k, strings.Join(msgs, "; ")))
+		}
+	}
+	return errors.Join(errs...)
 }
