@@ -21,6 +21,7 @@ func TestPresets(t *testing.T) {
 		{"S1", S1(), "b96ca07244ddf059663087fb5818583ab89171a97e21529103b1d5cdf5b8a502", 23, 3000},
 		{"S2", S2(), "9a67b861e3b505b78a41166ef5c1b179f6b32239ca9e4d4343270a4131e54418", 250, 30000},
 		{"S3", S3(), "ac46096148e129c62bc7cda730b9e9467461bc8376add37860c7720ffafa1e43", 1275, 100000},
+		{"S4", S4(), "8394076a30b0b9a46507310b9accd4c7b0178e9890e0c3bc0316610488e75419", 3754, 510000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

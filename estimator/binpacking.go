@@ -27,7 +27,9 @@ type Limits struct {
 	// MaxNodes is the most new nodes the estimate may use (group headroom,
 	// cluster limits, --max-nodes-per-scaleup): 0 means none.
 	MaxNodes int
-	// Deadline stops packing when passed; zero means no deadline.
+	// Deadline stops packing when passed, once the estimate has a node, so
+	// that an estimate out of time still offers what fits on one; zero
+	// means no deadline.
 	Deadline time.Time
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time
@@ -155,7 +157,7 @@ func (p *packer) canAddNode() bool {
 		p.est.LimitReached = true
 		return false
 	}
-	if !p.lim.Deadline.IsZero() && p.lim.Now().After(p.lim.Deadline) {
+	if len(p.used) > 0 && !p.lim.Deadline.IsZero() && p.lim.Now().After(p.lim.Deadline) {
 		p.est.TimedOut = true
 		return false
 	}

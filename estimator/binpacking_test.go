@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -113,7 +114,7 @@ func TestLimitsAndRejections(t *testing.T) {
 		t.Fatalf("max 3 nodes: %d nodes, %d pods, limit %v; want 3, 6, true", est.NodeCount, len(est.Pods), est.LimitReached)
 	}
 	st := est.Rejected[w[1].Check.Group]
-	if st == nil || st.Message() != "Insufficient resources" {
+	if st == nil || st.Message() != "Insufficient cpu" {
 		t.Fatalf("8-CPU pods on a 4-CPU template: rejection %v", st)
 	}
 }
@@ -130,5 +131,18 @@ func TestKeepLeavesNodesForTheNextRound(t *testing.T) {
 	est2, err := Binpack(context.Background(), f.checker, template(t, "4", "16Gi"), f.work(t, pods(1, "more", "3", "1Gi")), Limits{}, false)
 	if err != nil || est2.NodeCount != 1 {
 		t.Fatalf("second estimate: %v, %v", est2, err)
+	}
+}
+
+func TestAnEstimateOutOfTimeStillOffersOneNode(t *testing.T) {
+	f := newFixture(t)
+	passed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lim := Limits{Deadline: passed, Now: func() time.Time { return passed.Add(time.Hour) }}
+	est, err := Binpack(context.Background(), f.checker, template(t, "4", "16Gi"), f.work(t, pods(10, "web", "1", "1Gi")), lim, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est.NodeCount != 1 || len(est.Pods) != 4 || !est.TimedOut {
+		t.Fatalf("past the deadline: %d node(s) for %d pods (timed out %v); want the 4 pods one node takes", est.NodeCount, len(est.Pods), est.TimedOut)
 	}
 }

@@ -27,6 +27,7 @@ import (
 type Checker struct {
 	fw       framework.Framework
 	snapshot *Snapshot
+	listers  *listerChanges
 }
 
 // disabledPlugins are left out of the simulation; see Checker.
@@ -56,11 +57,21 @@ func NewChecker(ctx context.Context, snapshot *Snapshot, factory informers.Share
 	if err != nil {
 		return nil, fmt.Errorf("scheduler framework: %w", err)
 	}
-	return &Checker{fw: fw, snapshot: snapshot}, nil
+	listers, err := watchListers(factory)
+	if err != nil {
+		return nil, err
+	}
+	return &Checker{fw: fw, snapshot: snapshot, listers: listers}, nil
 }
 
 // Snapshot is the snapshot the checker reads.
 func (c *Checker) Snapshot() *Snapshot { return c.snapshot }
+
+// ListerVersion changes whenever an object the plugins read from the
+// informer factory changes (namespaces, claims, volumes, storage classes,
+// CSI nodes and drivers, storage capacities, volume attachments). With the
+// snapshot's version it says whether a check's answer may have changed.
+func (c *Checker) ListerVersion() uint64 { return c.listers.n.Load() }
 
 // PodCheck is a pod's PreFilter result, reused for every node it is checked
 // against. Pods that schedule the same (an equivalence group) share one.
@@ -115,12 +126,6 @@ func (c *Checker) Filter(ctx context.Context, pc *PodCheck, ni fwk.NodeInfo) *fw
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) PreFilter")
 	}
 	return c.fw.RunFilterPlugins(ctx, pc.state, pc.Pod, ni)
-}
-
-// PlaceOnly binds pc's pod to node in the snapshot without updating pc's
-// PreFilter state: for a pod placed once, whose check is not reused.
-func (c *Checker) PlaceOnly(pc *PodCheck, nodeName string) error {
-	return c.snapshot.AddPod(pc.Info, nodeName)
 }
 
 // Place binds a pod equivalent to pc.Pod (pod itself, or pc.Pod) to node in

@@ -24,33 +24,37 @@ type PodGroup struct {
 // Representative is the pod checked for the whole group.
 func (g *PodGroup) Representative() *corev1.Pod { return g.Pods[0] }
 
-// EquivalenceKeys computes and caches each pod's equivalence key. Keys are
-// kept per pod UID and resourceVersion, so pods pending for many loops are
-// hashed once. It is not safe for concurrent use.
+// EquivalenceKeys computes and caches each pod's equivalence key. A key is
+// reused while the pod is the same object (informers hand out a new object
+// for every change), so pods pending for many loops are hashed once. It is
+// not safe for concurrent use.
 type EquivalenceKeys struct {
 	cache map[types.UID]cachedKey
-	used  map[types.UID]bool
+	// calls counts rounds (Group calls, Sweeps); keys unused for two
+	// rounds are forgotten, so two callers taking turns (pending pods,
+	// headroom) keep theirs.
+	calls uint64
 }
 
 type cachedKey struct {
-	resourceVersion string
-	key             string
+	pod      *corev1.Pod
+	key      string
+	lastUsed uint64
 }
 
 // NewEquivalenceKeys returns an empty key cache.
 func NewEquivalenceKeys() *EquivalenceKeys {
-	return &EquivalenceKeys{cache: map[types.UID]cachedKey{}, used: map[types.UID]bool{}}
+	return &EquivalenceKeys{cache: map[types.UID]cachedKey{}}
 }
 
 // Group splits pods into equivalence groups, in the order each group's
-// first pod appears. Keys of pods not seen in this call are forgotten.
+// first pod appears; the groups themselves (which pods share one) do not
+// depend on the order of pods. It ends a round (see Sweep).
 func (k *EquivalenceKeys) Group(pods []*corev1.Pod) []*PodGroup {
 	byKey := map[string]*PodGroup{}
 	var groups []*PodGroup
-	clear(k.used)
 	for _, p := range pods {
-		key := k.key(p)
-		k.used[p.UID] = true
+		key := k.Key(p)
 		g, ok := byKey[key]
 		if !ok {
 			g = &PodGroup{Key: key, Owner: controllerUID(p)}
@@ -59,27 +63,43 @@ func (k *EquivalenceKeys) Group(pods []*corev1.Pod) []*PodGroup {
 		}
 		g.Pods = append(g.Pods, p)
 	}
-	for uid := range k.cache {
-		if !k.used[uid] {
-			delete(k.cache, uid)
-		}
-	}
+	k.Sweep()
 	return groups
 }
 
-func (k *EquivalenceKeys) key(p *corev1.Pod) string {
-	if c, ok := k.cache[p.UID]; ok && c.resourceVersion == p.ResourceVersion && p.UID != "" {
-		return c.key
+// Key is p's equivalence key, from the cache when p was seen before.
+func (k *EquivalenceKeys) Key(p *corev1.Pod) string {
+	if p.UID == "" {
+		return EquivalenceKey(p)
 	}
-	key := EquivalenceKey(p)
-	if p.UID != "" {
-		k.cache[p.UID] = cachedKey{resourceVersion: p.ResourceVersion, key: key}
+	c, ok := k.cache[p.UID]
+	if !ok || c.pod != p {
+		c = cachedKey{pod: p, key: EquivalenceKey(p)}
 	}
-	return key
+	c.lastUsed = k.calls
+	k.cache[p.UID] = c
+	return c.key
 }
 
-// schedulingFields is what makes two pods schedule differently. Names,
-// node name and status are left out.
+// Sweep ends a round of lookups: keys used in neither this round nor the
+// one before are forgotten.
+func (k *EquivalenceKeys) Sweep() {
+	for uid, c := range k.cache {
+		if c.lastUsed+1 < k.calls {
+			delete(k.cache, uid)
+		}
+	}
+	k.calls++
+}
+
+// schedulingFields is what makes two pods schedule differently: what the
+// scheduler's PreFilter and Filter plugins read from a pod, and what tidal
+// reads (its annotations, the controller). What admission and controllers
+// make differ between replicas of one workload, and what no plugin reads,
+// is left out: names, generated suffixes, node name, status, environment,
+// images, and the volumes no plugin looks at (projected, such as the
+// ServiceAccount token volume kube-api-access-<random>, config maps,
+// secrets, downward API) with their mounts.
 type schedulingFields struct {
 	Owner             types.UID                         `json:"o,omitempty"`
 	Namespace         string                            `json:"n"`
@@ -97,11 +117,12 @@ type schedulingFields struct {
 	PriorityClassName string                            `json:"pc,omitempty"`
 	SchedulerName     string                            `json:"sn,omitempty"`
 	HostNetwork       bool                              `json:"hn,omitempty"`
+	HostUsers         *bool                             `json:"hu,omitempty"`
 	RuntimeClassName  *string                           `json:"rc,omitempty"`
 	ResourceClaims    []corev1.PodResourceClaim         `json:"rcl,omitempty"`
 	SchedulingGates   []corev1.PodSchedulingGate        `json:"sg,omitempty"`
+	SchedulingGroup   *corev1.PodSchedulingGroup        `json:"sgr,omitempty"`
 	OS                *corev1.PodOS                     `json:"os,omitempty"`
-	ReadinessGates    []corev1.PodReadinessGate         `json:"rg,omitempty"`
 	Annotations       map[string]string                 `json:"an,omitempty"`
 }
 
@@ -109,6 +130,7 @@ type containerFields struct {
 	Resources     corev1.ResourceRequirements    `json:"r"`
 	Ports         []corev1.ContainerPort         `json:"p,omitempty"`
 	RestartPolicy *corev1.ContainerRestartPolicy `json:"rp,omitempty"`
+	RestartRules  []corev1.ContainerRestartRule  `json:"rr,omitempty"`
 }
 
 // EquivalenceKey hashes the fields that decide where a pod can run.
@@ -117,9 +139,10 @@ func EquivalenceKey(p *corev1.Pod) string {
 		Owner: controllerUID(p), Namespace: p.Namespace, Labels: p.Labels,
 		NodeSelector: p.Spec.NodeSelector, Affinity: p.Spec.Affinity, Tolerations: p.Spec.Tolerations,
 		Spread: p.Spec.TopologySpreadConstraints, Resources: p.Spec.Resources, Overhead: p.Spec.Overhead,
-		Volumes: p.Spec.Volumes, Priority: p.Spec.Priority, PriorityClassName: p.Spec.PriorityClassName,
-		SchedulerName: p.Spec.SchedulerName, HostNetwork: p.Spec.HostNetwork, RuntimeClassName: p.Spec.RuntimeClassName,
-		ResourceClaims: p.Spec.ResourceClaims, SchedulingGates: p.Spec.SchedulingGates, OS: p.Spec.OS,
+		Volumes: schedulingVolumes(p.Spec.Volumes), Priority: p.Spec.Priority, PriorityClassName: p.Spec.PriorityClassName,
+		SchedulerName: p.Spec.SchedulerName, HostNetwork: p.Spec.HostNetwork, HostUsers: p.Spec.HostUsers,
+		RuntimeClassName: p.Spec.RuntimeClassName, ResourceClaims: p.Spec.ResourceClaims,
+		SchedulingGates: p.Spec.SchedulingGates, SchedulingGroup: p.Spec.SchedulingGroup, OS: p.Spec.OS,
 		Annotations: schedulingAnnotations(p.Annotations),
 	}
 	f.Containers = containers(p.Spec.Containers)
@@ -137,7 +160,22 @@ func EquivalenceKey(p *corev1.Pod) string {
 func containers(cs []corev1.Container) []containerFields {
 	out := make([]containerFields, len(cs))
 	for i, c := range cs {
-		out[i] = containerFields{Resources: c.Resources, Ports: c.Ports, RestartPolicy: c.RestartPolicy}
+		out[i] = containerFields{Resources: c.Resources, Ports: c.Ports, RestartPolicy: c.RestartPolicy, RestartRules: c.RestartPolicyRules}
+	}
+	return out
+}
+
+// schedulingVolumes drops the volumes no scheduler plugin and no drain rule
+// reads: their names are often generated per pod (the ServiceAccount
+// admission's kube-api-access-<random>), and keeping them would put every
+// pod in a group of its own. Claims, inline disks, CSI, ephemeral, host
+// path and emptyDir volumes stay.
+func schedulingVolumes(vs []corev1.Volume) []corev1.Volume {
+	var out []corev1.Volume
+	for _, v := range vs {
+		if s := v.VolumeSource; s.Projected == nil && s.ConfigMap == nil && s.Secret == nil && s.DownwardAPI == nil {
+			out = append(out, v)
+		}
 	}
 	return out
 }

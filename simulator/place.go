@@ -3,6 +3,8 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -55,37 +57,95 @@ func (gc *GroupCheck) Requests() (milliCPU, memory int64) { return gc.req.MilliC
 
 // ResourcesFit is a cheap pre-check: false only when the node surely lacks
 // cpu, memory, ephemeral storage, a pod slot or an extended resource for
-// the pod. Nodes that pass still go through every Filter plugin.
+// the pod. Nodes that pass still go through every Filter plugin. Insufficient
+// says which.
 func (gc *GroupCheck) ResourcesFit(ni fwk.NodeInfo) bool {
 	n, ok := ni.(*framework.NodeInfo)
 	if !ok {
 		return true
 	}
-	if len(n.Pods)+1 > n.Allocatable.AllowedPodNumber {
+	r, used, have := gc.req, n.Requested, n.Allocatable
+	if len(n.Pods)+1 > have.AllowedPodNumber || short(r.MilliCPU, used.MilliCPU, have.MilliCPU) ||
+		short(r.Memory, used.Memory, have.Memory) || short(r.EphemeralStorage, used.EphemeralStorage, have.EphemeralStorage) {
 		return false
 	}
-	r := gc.req
-	if n.Requested.MilliCPU+r.MilliCPU > n.Allocatable.MilliCPU && r.MilliCPU > 0 ||
-		n.Requested.Memory+r.Memory > n.Allocatable.Memory && r.Memory > 0 ||
-		n.Requested.EphemeralStorage+r.EphemeralStorage > n.Allocatable.EphemeralStorage && r.EphemeralStorage > 0 {
-		return false
-	}
-	for name, v := range r.ScalarResources {
-		if v > 0 && n.Requested.ScalarResources[name]+v > n.Allocatable.ScalarResources[name] {
+	for name, want := range r.ScalarResources {
+		if short(want, used.ScalarResources[name], have.ScalarResources[name]) {
 			return false
 		}
 	}
 	return true
 }
 
+// short reports whether a node whose pods use used of have leaves no room
+// for want.
+func short(want, used, have int64) bool { return want > 0 && used+want > have }
+
+// amount is how much of a resource the pod asks for, the node's pods use
+// and the node has.
+type amount struct {
+	name             corev1.ResourceName
+	want, used, have int64
+}
+
+// amounts are the pod's requests against n, in the order the scheduler
+// checks them: cpu, memory, ephemeral storage, then extended resources by
+// name.
+func (gc *GroupCheck) amounts(n *framework.NodeInfo) []amount {
+	r, used, have := gc.req, n.Requested, n.Allocatable
+	out := []amount{
+		{corev1.ResourceCPU, r.MilliCPU, used.MilliCPU, have.MilliCPU},
+		{corev1.ResourceMemory, r.Memory, used.Memory, have.Memory},
+		{corev1.ResourceEphemeralStorage, r.EphemeralStorage, used.EphemeralStorage, have.EphemeralStorage},
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.ScalarResources)) {
+		out = append(out, amount{name, r.ScalarResources[name], used.ScalarResources[name], have.ScalarResources[name]})
+	}
+	return out
+}
+
+// Insufficient is the pre-check's answer as the scheduler's NodeResourcesFit
+// plugin gives it: nil when the node has room for the pod, otherwise a
+// status naming every resource it lacks, in the scheduler's words and order
+// ("Too many pods", "Insufficient cpu", "Insufficient memory",
+// "Insufficient ephemeral-storage", "Insufficient example.com/gpu"),
+// unresolvable when the pod asks for more than the node has even empty.
+func (gc *GroupCheck) Insufficient(ni fwk.NodeInfo) *fwk.Status {
+	n, ok := ni.(*framework.NodeInfo)
+	if !ok {
+		return nil
+	}
+	var reasons []string
+	if len(n.Pods)+1 > n.Allocatable.AllowedPodNumber {
+		reasons = append(reasons, "Too many pods")
+	}
+	code := fwk.Unschedulable
+	for _, a := range gc.amounts(n) {
+		if !short(a.want, a.used, a.have) {
+			continue
+		}
+		reasons = append(reasons, "Insufficient "+string(a.name))
+		if a.want > a.have {
+			code = fwk.UnschedulableAndUnresolvable
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	return fwk.NewStatus(code, reasons...)
+}
+
 // Fits checks the group's pod against one node: the pre-check, then the
-// Filter plugins. It returns nil when the pod fits.
+// Filter plugins. It returns nil when the pod fits; when the node lacks
+// room, the status names the resources, as the scheduler does.
 func (c *Checker) Fits(ctx context.Context, gc *GroupCheck, ni fwk.NodeInfo) *fwk.Status {
 	if gc.Status != nil {
 		return gc.Status
 	}
 	if !gc.ResourcesFit(ni) {
-		return fwk.NewStatus(fwk.Unschedulable, "Insufficient resources")
+		if st := gc.Insufficient(ni); st != nil {
+			return st
+		}
 	}
 	return c.Filter(ctx, gc.PodCheck, ni)
 }

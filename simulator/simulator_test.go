@@ -169,7 +169,7 @@ func TestCheckerUsesTheSchedulerFilters(t *testing.T) {
 		t.Fatalf("tolerating pod rejected: %q", msg)
 	}
 	big := tolerating(testPod("a", "5"))
-	if msg := check(big); msg != "Insufficient resources" {
+	if msg := check(big); msg != "Insufficient cpu" {
 		t.Fatalf("5-CPU pod on 4 CPU: %q", msg)
 	}
 	sel := tolerating(testPod("a", "1"))
@@ -249,5 +249,57 @@ func TestEquivalenceGroups(t *testing.T) {
 	}
 	if groups[0].Owner != "rs-a" {
 		t.Fatalf("owner %q", groups[0].Owner)
+	}
+}
+
+func TestTemplateCopiesAreTheirOwnWhereTheyDiffer(t *testing.T) {
+	tmplNode := testNode("template-node-for-g", "4", "z")
+	ds := testPod("agent", "100m")
+	tmpl, err := NewNodeTemplate("g", tmplNode, []*corev1.Pod{ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSnapshot()
+	a, errA := tmpl.AddCopy(s, "g-new-0")
+	b, errB := tmpl.AddCopy(s, "g-new-1")
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if a.Node().Labels[corev1.LabelHostname] != "g-new-0" || b.Node().Labels[corev1.LabelHostname] != "g-new-1" ||
+		tmplNode.Labels[corev1.LabelHostname] != "template-node-for-g" || tmplNode.Labels[TemplateNodeLabel] != "" {
+		t.Fatalf("hostnames %q, %q, template's %q: each copy must have its own labels and leave the template's alone",
+			a.Node().Labels[corev1.LabelHostname], b.Node().Labels[corev1.LabelHostname], tmplNode.Labels[corev1.LabelHostname])
+	}
+	pa, pb := a.Pods[0].GetPod(), b.Pods[0].GetPod()
+	if pa.Spec.NodeName != "g-new-0" || pb.Spec.NodeName != "g-new-1" || ds.Spec.NodeName != "" || pa.UID == pb.UID {
+		t.Fatalf("pods on %q and %q (UIDs %q, %q), template pod on %q", pa.Spec.NodeName, pb.Spec.NodeName, pa.UID, pb.UID, ds.Spec.NodeName)
+	}
+	if a.Allocatable.MilliCPU != 4000 || len(a.Pods) != 1 || a.Requested.MilliCPU != 100 {
+		t.Fatalf("copy: allocatable %d, %d pods, requested %d", a.Allocatable.MilliCPU, len(a.Pods), a.Requested.MilliCPU)
+	}
+}
+
+func TestSnapshotVersionMovesWhenAForkIsKept(t *testing.T) {
+	s := NewSnapshot()
+	if _, err := s.AddNode(testNode("a", "4", "z")); err != nil {
+		t.Fatal(err)
+	}
+	v := s.Version()
+	s.Fork()
+	s.Commit()
+	if s.Version() != v {
+		t.Fatal("a fork kept without changes moved the version")
+	}
+	s.Fork()
+	_ = s.AddPod(info(testPod("web", "1")), "a")
+	s.Fork()
+	_ = s.AddPod(info(testPod("web", "1")), "a")
+	s.Commit()
+	if s.Version() != v {
+		t.Fatal("the version moved while a fork is still open")
+	}
+	s.Commit()
+	if s.Version() == v {
+		t.Fatal("changes kept outside every fork left the version where it was")
 	}
 }

@@ -221,6 +221,10 @@ func (s *Snapshot) Commit() {
 	}
 	s.marks = s.marks[:len(s.marks)-1]
 	if len(s.marks) == 0 {
+		// The changes are now outside any fork.
+		if len(s.undo) > 0 {
+			s.version++
+		}
 		clear(s.undo)
 		s.undo = s.undo[:0]
 	}

@@ -1,11 +1,12 @@
 // Command benchgen writes a bench-gen v1 benchmark cluster (see
 // docs/bench-cluster.md), either as the canonical listing whose SHA-256 the
 // spec tables, or as a Kubernetes YAML List of nodes, ReplicaSets and pods
-// that other autoscalers and simulators can load.
+// that other autoscalers and simulators can load: as generated, or with
+// -stored as an API server stores them (what tidal's benchmarks run on).
 //
 // Usage:
 //
-//	benchgen [-size S1|S2|S3] [-format canonical|yaml] [-o file]
+//	benchgen [-size S1|S2|S3|S4] [-format canonical|yaml [-stored]] [-o file]
 package main
 
 import (

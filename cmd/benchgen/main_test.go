@@ -16,10 +16,11 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		args []string
 		want []string // substrings of the error output
 	}{
-		{"unknown size", []string{"-size", "S9"}, []string{`unknown -size "S9"`, "S1, S2, S3"}},
+		{"unknown size", []string{"-size", "S9"}, []string{`unknown -size "S9"`, "S1, S2, S3, S4"}},
 		{"unknown format", []string{"-format", "json"}, []string{`unknown -format "json"`, "canonical, yaml"}},
 		{"positional argument", []string{"-size", "S1", "extra"}, []string{`unexpected argument "extra"`}},
 		{"empty output", []string{"-o", ""}, []string{"-o must not be empty"}},
+		{"stored canonical", []string{"-stored"}, []string{"-stored needs -format yaml"}},
 		{"unknown flag", []string{"-bogus"}, []string{"-bogus"}},
 	}
 	for _, tt := range tests {
@@ -87,5 +88,17 @@ func TestRunReportsOutputErrors(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "missing-dir") {
 		t.Errorf("stderr %q does not name the path", stderr.String())
+	}
+}
+
+func TestRunStoredYAML(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-size", "S1", "-format", "yaml", "-stored"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit code %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"kube-api-access-", "tolerationSeconds: 300", "managedFields:", "phase: Running"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stored YAML lacks %q", want)
+		}
 	}
 }

@@ -21,6 +21,7 @@ type options struct {
 	params benchgen.Params
 	format string
 	output string // "" or "-" for standard output
+	stored bool   // objects as an API server stores them
 }
 
 // parseOptions parses and validates args. It returns code -1 when the
@@ -29,19 +30,21 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs := flag.NewFlagSet("benchgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: benchgen [-size S1|S2|S3] [-format canonical|yaml] [-o file]")
+		fmt.Fprintln(stderr, "usage: benchgen [-size S1|S2|S3|S4] [-format canonical|yaml [-stored]] [-o file]")
 		fs.PrintDefaults()
 	}
 	size := fs.String("size", "S1", "cluster size: "+strings.Join(benchgen.PresetNames(), ", "))
 	format := fs.String("format", formatCanonical, "output format: canonical or yaml")
 	output := fs.String("o", "-", "output file (- for standard output)")
+	stored := fs.Bool("stored", false, "with -format yaml: the objects as an API server stores them "+
+		"(defaults, admission, statuses, managed fields), not as generated")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, exitOK
 		}
 		return options{}, exitUsage // the flag package printed the error
 	}
-	opts, err := validate(*size, *format, *output, fs.Args())
+	opts, err := validate(*size, *format, *output, *stored, fs.Args())
 	if err != nil {
 		fmt.Fprintf(stderr, "benchgen: %v\n", err)
 		fs.Usage()
@@ -51,7 +54,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 }
 
 // validate checks the flag values and builds the options.
-func validate(size, format, output string, rest []string) (options, error) {
+func validate(size, format, output string, stored bool, rest []string) (options, error) {
 	if len(rest) > 0 {
 		return options{}, fmt.Errorf("unexpected argument %q (all inputs are flags)", rest[0])
 	}
@@ -67,5 +70,8 @@ func validate(size, format, output string, rest []string) (options, error) {
 	if output == "" {
 		return options{}, errors.New("-o must not be empty (use - for standard output)")
 	}
-	return options{params: params, format: format, output: output}, nil
+	if stored && format != formatYAML {
+		return options{}, errors.New("-stored needs -format yaml (the canonical listing is of the generated cluster)")
+	}
+	return options{params: params, format: format, output: output, stored: stored}, nil
 }

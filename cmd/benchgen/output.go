@@ -11,6 +11,11 @@ import (
 // writeCluster generates the cluster and writes it where opts say.
 func writeCluster(opts options, stdout io.Writer) error {
 	c := benchgen.Generate(opts.params)
+	if opts.stored {
+		if err := c.Store(benchgen.StoreOptions{}); err != nil {
+			return err
+		}
+	}
 	write := c.WriteCanonical
 	if opts.format == formatYAML {
 		write = c.WriteYAML

@@ -2,95 +2,82 @@ package scaledown
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
-	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/benchgen/benchload"
 )
 
-// The benchmarks plan scale-down on the bench-gen v1 clusters: eligibility
-// and removal simulation for every node under the 0.5 threshold (the
-// generator's pending pods play no part). They report CPU time per
-// operation and the process's peak RSS so far.
+// The benchmarks plan scale-down on the bench-gen v1 clusters as tidal sees
+// them in a real cluster (objects as the API server stores them and tidal's
+// informers keep them, nodes and pods in lister order): eligibility and
+// removal simulation for every node under the 0.5 threshold (the
+// generator's pending pods play no part). The candidates come in the
+// nodes' lister order, a new one every iteration, as the node loop lists
+// them. They report CPU time per operation and the process's peak RSS so
+// far.
 
 var sizes = []struct {
 	name string
 	p    func() benchgen.Params
-}{{"S1", benchgen.S1}, {"S2", benchgen.S2}, {"S3", benchgen.S3}}
+}{{"S1", benchgen.S1}, {"S2", benchgen.S2}, {"S3", benchgen.S3}, {"S4", benchgen.S4}}
 
-func benchInput(tb testing.TB, c *benchgen.Cluster) Input {
-	snap := simulator.NewSnapshot()
-	for _, n := range c.Nodes {
-		if _, err := snap.AddNode(n); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	for _, pod := range c.RunningPods {
-		pi, _ := framework.NewPodInfo(pod)
-		if err := snap.AddPod(pi, pod.Spec.NodeName); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	ctx := context.Background()
-	// The informer factory serves the volume plugins' listers, empty here.
-	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
-	checker, err := simulator.NewChecker(ctx, snap, factory, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+// listerOrders is how many lister orders of the candidates a benchmark
+// cycles through.
+const listerOrders = 4
+
+// benchInputs returns the plan's input in listerOrders lister orders of
+// the candidates; the snapshot is shared.
+func benchInputs(tb testing.TB, c *benchgen.Cluster) []Input {
+	r := benchload.Rand(1)
+	checker := benchload.Checker(tb, benchload.Snapshot(tb, c, r))
 	groups := map[string]GroupSize{}
-	groupOf := map[string]string{}
 	for _, g := range c.NodeGroups {
 		groups[g.ID] = GroupSize{Target: g.TargetSize, Min: g.MinSize}
-	}
-	var candidates []Candidate
-	for _, n := range c.Nodes {
-		groupOf[n.Name] = n.Labels[benchgen.LabelNodeGroup]
-		candidates = append(candidates, Candidate{Name: n.Name, Group: groupOf[n.Name], Threshold: 0.5})
 	}
 	rs := map[string]bool{}
 	for _, r := range c.ReplicaSets {
 		rs[r.Namespace+"/"+r.Name] = true
 	}
-	return Input{
-		Checker: checker, Candidates: candidates, Groups: groups, Now: time.Now(),
+	base := Input{
+		Checker: checker, Groups: groups, Now: time.Now(),
 		Owners: func(ns string, ref metav1.OwnerReference) (bool, bool) {
 			return rs[ns+"/"+ref.Name], ref.Kind == "ReplicaSet"
 		},
 		Rules:                       RuleOptions{SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true, SkipNodesWithCustomControllerPods: true},
 		IgnoreDaemonSetsUtilization: true,
 	}
+	ins := make([]Input, listerOrders)
+	for i := range ins {
+		ins[i] = base
+		for _, n := range benchgen.ListerOrder(r, c.Nodes) {
+			ins[i].Candidates = append(ins[i].Candidates, Candidate{Name: n.Name, Group: n.Labels[benchgen.LabelNodeGroup], Threshold: 0.5})
+		}
+	}
+	return ins
 }
 
 func BenchmarkScaleDownPlan(b *testing.B) {
 	for _, s := range sizes {
 		b.Run(s.name, func(b *testing.B) {
-			in := benchInput(b, benchgen.Generate(s.p()))
+			ins := benchInputs(b, benchload.Cluster(b, s.p()))
 			var plan *Plan
+			i := 0
 			b.ReportAllocs()
-			var start, end syscall.Rusage
-			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &start)
+			u := benchload.StartUsage()
 			b.ResetTimer()
 			for b.Loop() {
 				var err error
-				if plan, err = Decide(context.Background(), in); err != nil {
+				if plan, err = Decide(context.Background(), ins[i%listerOrders]); err != nil {
 					b.Fatal(err)
 				}
+				i++
 			}
 			b.StopTimer()
-			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &end)
-			cpu := time.Duration(end.Utime.Nano()+end.Stime.Nano()-start.Utime.Nano()-start.Stime.Nano()) / time.Duration(b.N)
-			b.ReportMetric(float64(cpu.Microseconds())/1000, "cpu-ms/op")
-			b.ReportMetric(float64(end.Maxrss)/1024, "peak-RSS-MiB")
+			u.Report(b)
 			under := 0
 			for _, u := range plan.Unremovable {
 				if u.Reason != NotUnderutilized {
@@ -103,23 +90,35 @@ func BenchmarkScaleDownPlan(b *testing.B) {
 	}
 }
 
-// BenchmarkScaleDownPlanUnchanged is the next loop when nothing changed:
-// the planner returns the plan it made.
+// BenchmarkScaleDownPlanUnchanged is the next iteration when nothing
+// changed but the order the lister returns the nodes in: the planner should
+// return the plan it made. reused/op is the share of iterations where it
+// did (1 is the target).
 func BenchmarkScaleDownPlanUnchanged(b *testing.B) {
 	for _, s := range sizes {
 		b.Run(s.name, func(b *testing.B) {
-			in := benchInput(b, benchgen.Generate(s.p()))
+			ins := benchInputs(b, benchload.Cluster(b, s.p()))
 			var p Planner
-			if _, _, err := p.Plan(context.Background(), in); err != nil {
+			if _, _, err := p.Plan(context.Background(), ins[0]); err != nil {
 				b.Fatal(err)
 			}
+			i, reused := 1, 0
 			b.ReportAllocs()
+			u := benchload.StartUsage()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, reused, err := p.Plan(context.Background(), in); err != nil || !reused {
-					b.Fatalf("plan not reused (err %v)", err)
+				_, ok, err := p.Plan(context.Background(), ins[i%listerOrders])
+				if err != nil {
+					b.Fatal(err)
 				}
+				if ok {
+					reused++
+				}
+				i++
 			}
+			b.StopTimer()
+			u.Report(b)
+			b.ReportMetric(float64(reused)/float64(b.N), "reused/op")
 		})
 	}
 }

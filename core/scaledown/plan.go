@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
-	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/simulator"
@@ -73,6 +68,8 @@ type Input struct {
 type Plan struct {
 	Unneeded    []Unneeded
 	Unremovable []Unremovable
+	// reads is what the plan read besides the input's plain fields.
+	reads reads
 }
 
 // Unneeded is a node whose pods all fit elsewhere.
@@ -109,49 +106,98 @@ func (u Unremovable) String() string {
 // Decide plans scale-down. Candidates are taken emptiest first; each one
 // whose pods all fit on the nodes that stay is unneeded, and its pods stay
 // on their new nodes for the rest of the plan, so removals add up. The
-// snapshot is restored before Decide returns.
-func Decide(ctx context.Context, in Input) (*Plan, error) {
+// snapshot is restored before Decide returns. The plan does not depend on
+// the order of candidates and PDBs.
+func Decide(ctx context.Context, in Input) (*Plan, error) { return decide(ctx, in, nil) }
+
+// decide is Decide; with keys, pods to move that are equivalent share one
+// PreFilter (and keys caches their equivalence keys for the next plan).
+func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Plan, error) {
+	in.Candidates = sortedCandidates(in.Candidates)
+	owners := map[string]ownerAnswer{}
+	in.Owners = recordOwners(in.Owners, owners)
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
-	for _, name := range in.Deleting {
+	for _, name := range slices.Sorted(slices.Values(in.Deleting)) {
 		if snap.NodeInfo(name) != nil {
 			if err := snap.RemoveNode(name); err != nil {
 				return nil, err
 			}
 		}
 	}
-	p := &planner{in: in, plan: &Plan{}, pdbs: newBudgets(in.PDBs), removed: map[string]int{},
-		byKind: map[string][]fwk.NodeInfo{}, hints: map[string]int{}, gone: map[string]bool{},
+	p := &planner{in: in, keys: keys, plan: &Plan{}, pdbs: newBudgets(in.PDBs), removed: map[string]int{},
+		kinds: map[string]*kind{}, gone: map[string]bool{}, later: map[string]bool{},
 		checks: map[*framework.PodInfo]*simulator.GroupCheck{}}
-	ordered := p.order()
-	p.precheck(ctx, ordered)
-	for _, c := range ordered {
-		if err := p.consider(ctx, c); err != nil {
-			return nil, err
-		}
+	if err := p.considerAll(ctx, p.order()); err != nil {
+		return nil, err
 	}
+	if keys != nil {
+		keys.Sweep()
+	}
+	p.plan.reads = reads{owners: owners, madeAt: in.Now, until: p.until}
 	return p.plan, nil
 }
 
 type planner struct {
 	in      Input
+	keys    *simulator.EquivalenceKeys
 	plan    *Plan
 	pdbs    *budgets
 	removed map[string]int
-	// byKind lists, per kind of pod (tolerations and node selection), the
-	// nodes whose taints and labels admit it: those never change during a
-	// plan, so scans skip nodes that would refuse the kind anyway. hints
-	// remember where the kind's last pod fitted. gone are the nodes the
-	// plan removed.
-	byKind map[string][]fwk.NodeInfo
-	hints  map[string]int
-	gone   map[string]bool
-	// removing is the node whose removal is being simulated.
+	// kinds are the kinds of pods moved so far (see kind), kindKey
+	// scratch space for their keys; gone are the nodes the plan removed.
+	kinds   map[string]*kind
+	kindKey []byte
+	gone    map[string]bool
+	// removing is the node whose removal is being simulated; later are
+	// the candidates not considered yet.
 	removing string
-	// checks keeps the check of every pod moved in this plan, for when it
-	// must move again (its new node is removed later).
+	later    map[string]bool
+	// checks keeps the check of every pod moved onto a node the plan may
+	// still remove, for when it must move again.
 	checks map[*framework.PodInfo]*simulator.GroupCheck
+	// until is when the first pod being deleted passes its grace period,
+	// turning from a pod to move into one ignored; zero when none will.
+	until time.Time
+}
+
+// considerAll considers the candidates in order, a batch at a time: the
+// pods of a batch are checked ahead (see precheck), then its removals are
+// simulated.
+func (p *planner) considerAll(ctx context.Context, ordered []evaluated) error {
+	for _, e := range ordered {
+		p.later[e.Name] = true
+	}
+	for start := 0; start < len(ordered); {
+		end := batchEnd(ordered, start)
+		p.precheck(ctx, ordered[start:end])
+		for i := start; i < end; i++ {
+			delete(p.later, ordered[i].Name)
+			if err := p.consider(ctx, ordered[i]); err != nil {
+				return err
+			}
+			// The checks are garbage now, unless kept in p.checks.
+			ordered[i].checks = nil
+		}
+		start = end
+	}
+	return nil
+}
+
+// precheckBatch is about how many pods are checked ahead at once: enough to
+// keep every core busy, few enough that the checks of a large cluster are
+// never all held at the same time.
+const precheckBatch = 2048
+
+// batchEnd is where the batch of candidates starting at start ends.
+func batchEnd(evs []evaluated, start int) int {
+	end, pods := start, 0
+	for end < len(evs) && (end == start || pods+len(evs[end].moving) <= precheckBatch) {
+		pods += len(evs[end].moving)
+		end++
+	}
+	return end
 }
 
 // evaluated is a candidate with what is known before simulating it.
@@ -186,6 +232,7 @@ func (p *planner) order() []evaluated {
 		}
 		pods := podsOf(ni)
 		e.pods = ClassifyPods(pods, p.in.Rules, p.in.Owners, p.pdbs.covered, p.in.Now)
+		p.noteGracePeriods(pods)
 		e.moving = parsed(ni, e.pods.ToMove)
 		e.original = make(map[*corev1.Pod]bool, len(pods))
 		for _, pod := range pods {
@@ -204,6 +251,17 @@ func (p *planner) order() []evaluated {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// noteGracePeriods keeps in p.until the earliest time one of pods, being
+// deleted, will pass its grace period.
+func (p *planner) noteGracePeriods(pods []*corev1.Pod) {
+	for _, pod := range pods {
+		t, ok := longTerminatingAfter(pod)
+		if ok && !p.in.Now.After(t) && (p.until.IsZero() || t.Before(p.until)) {
+			p.until = t
+		}
+	}
 }
 
 func (p *planner) consider(ctx context.Context, e evaluated) error {
@@ -268,139 +326,73 @@ func (p *planner) simulateRemoval(ctx context.Context, e evaluated) (*corev1.Pod
 			snap.Revert()
 			return info.Pod, nil
 		}
-		if err := c.PlaceOnly(gc.PodCheck, dest); err != nil {
+		// The pod itself goes there: no plugin reads a placed pod's node
+		// name, and its parsed terms and requests are reused.
+		if err := snap.AddPod(info, dest); err != nil {
 			snap.Revert()
 			return nil, err
 		}
-		p.checks[gc.Info] = gc
+		if p.later[dest] {
+			p.checks[info] = gc
+		}
 	}
 	snap.Commit()
 	p.gone[e.Name] = true
 	return nil, nil
 }
 
-// destination finds a node for a moved pod among the nodes left that admit
-// its kind, starting where the kind's last pod fitted.
-func (p *planner) destination(ctx context.Context, gc *simulator.GroupCheck) string {
-	kind := placementKind(gc.Pod)
-	nodes, ok := p.byKind[kind]
-	if !ok {
-		nodes = admitting(gc.Pod, p.in.Checker.Snapshot().Infos())
-		p.byKind[kind] = nodes
-	}
-	n := len(nodes)
-	if n == 0 || gc.Status != nil {
-		return ""
-	}
-	start := min(p.hints[kind], n-1)
-	for i := 0; i < n; i++ {
-		idx := (start + i) % n
-		ni := nodes[idx]
-		name := ni.Node().Name
-		if p.gone[name] || name == p.removing || !gc.ResourcesFit(ni) || !p.in.Checker.Filter(ctx, gc.PodCheck, ni).IsSuccess() {
-			continue
-		}
-		p.hints[kind] = idx
-		return name
-	}
-	return ""
-}
-
-// placementKind groups pods that the same nodes refuse for reasons other
-// than room: tolerations, node selector and affinity.
-func placementKind(p *corev1.Pod) string {
-	if len(p.Spec.Tolerations) == 0 && len(p.Spec.NodeSelector) == 0 && p.Spec.Affinity == nil {
-		return ""
-	}
-	return fmt.Sprint(p.Spec.Tolerations, p.Spec.NodeSelector, p.Spec.Affinity)
-}
-
-// precheck runs PreFilter for the pods of every candidate that may go,
-// spread over the cores, before the removals are simulated one by one. A
-// check stays valid through the simulation unless it depends on where other
-// pods are (pod affinity, topology spread): those are redone in turn.
+// precheck runs PreFilter for the pods of a batch of candidates that may
+// go, spread over the cores, before their removals are simulated one by
+// one. A check stays valid through the simulation unless it depends on
+// where other pods are (pod affinity, topology spread): those are redone in
+// turn.
 func (p *planner) precheck(ctx context.Context, evs []evaluated) {
 	c := p.in.Checker
 	// Fill the snapshot's lazily built lists before reading in parallel.
 	_, _ = c.Snapshot().NodeInfos().HavePodsWithAffinityList()
 	type job struct{ e, i int }
-	jobs := make(chan job, 256)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Go(func() {
-			for j := range jobs {
-				evs[j.e].checks[j.i] = c.CheckPod(ctx, movedPod(evs[j.e].moving[j.i]))
-			}
-		})
-	}
+	var jobs []job
+	// shared are the pods that take the check of an equivalent pod.
+	var shared []job
+	first := map[string]job{}
 	for ei := range evs {
 		e := &evs[ei]
 		e.checks = make([]*simulator.GroupCheck, len(e.moving))
 		if e.pods.Blocker != nil {
 			continue
 		}
-		for i := range e.moving {
-			jobs <- job{ei, i}
+		for i, info := range e.moving {
+			if p.keys == nil {
+				jobs = append(jobs, job{ei, i})
+				continue
+			}
+			key := p.keys.Key(info.Pod)
+			if j, ok := first[key]; ok {
+				shared = append(shared, j, job{ei, i})
+				continue
+			}
+			first[key] = job{ei, i}
+			jobs = append(jobs, job{ei, i})
 		}
 	}
-	close(jobs)
+	queue := make(chan job, len(jobs))
+	for _, j := range jobs {
+		queue <- j
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Go(func() {
+			for j := range queue {
+				evs[j.e].checks[j.i] = c.CheckPod(ctx, movedPod(evs[j.e].moving[j.i]))
+			}
+		})
+	}
 	wg.Wait()
-}
-
-// admitting keeps the nodes whose taints the pod tolerates and whose labels
-// match its node selector and required node affinity. It only narrows the
-// search: the scheduler's Filter plugins still judge every placement.
-func admitting(p *corev1.Pod, nodes []fwk.NodeInfo) []fwk.NodeInfo {
-	affinity := nodeaffinity.GetRequiredNodeAffinity(p)
-	out := make([]fwk.NodeInfo, 0, len(nodes))
-	for _, ni := range nodes {
-		n := ni.Node()
-		if ok, err := affinity.Match(n); err != nil || !ok {
-			continue
-		}
-		_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, p.Spec.Tolerations, func(t *corev1.Taint) bool {
-			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-		}, false)
-		if !untolerated {
-			out = append(out, ni)
-		}
+	for i := 0; i < len(shared); i += 2 {
+		from, to := shared[i], shared[i+1]
+		evs[to.e].checks[to.i] = evs[from.e].checks[from.i]
 	}
-	return out
-}
-
-// movedPod is the pod as the scheduler would see it after eviction: no
-// node. The parsed terms and computed requests are kept.
-func movedPod(info *framework.PodInfo) *framework.PodInfo {
-	pod := *info.Pod
-	pod.Spec.NodeName = ""
-	c := *info
-	c.Pod = &pod
-	return &c
-}
-
-// parsed returns the node's parsed pods for pods, in the same order.
-func parsed(ni *framework.NodeInfo, pods []*corev1.Pod) []*framework.PodInfo {
-	byPod := make(map[*corev1.Pod]*framework.PodInfo, len(ni.Pods))
-	for _, pi := range ni.Pods {
-		if info, ok := pi.(*framework.PodInfo); ok {
-			byPod[info.Pod] = info
-		}
-	}
-	out := make([]*framework.PodInfo, len(pods))
-	for i, p := range pods {
-		if out[i] = byPod[p]; out[i] == nil {
-			out[i], _ = framework.NewPodInfo(p)
-		}
-	}
-	return out
-}
-
-func podsOf(ni *framework.NodeInfo) []*corev1.Pod {
-	out := make([]*corev1.Pod, len(ni.Pods))
-	for i, pi := range ni.Pods {
-		out[i] = pi.GetPod()
-	}
-	return out
 }
 
 // Utilization is the larger of requested cpu over allocatable cpu and
@@ -425,72 +417,4 @@ func Utilization(ni *framework.NodeInfo, ignoreDaemonSets bool) float64 {
 		u = max(u, float64(mem)/float64(a))
 	}
 	return u
-}
-
-// budgets tracks how many more pods each PDB lets go in this plan.
-type budgets struct {
-	pdbs      []*policyv1.PodDisruptionBudget
-	selectors []labels.Selector
-	remaining []int32
-}
-
-func newBudgets(pdbs []*policyv1.PodDisruptionBudget) *budgets {
-	b := &budgets{}
-	for _, pdb := range pdbs {
-		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err != nil || pdb.Spec.Selector == nil {
-			// A PDB whose selector cannot be read protects nothing
-			// predictably: treat it as matching nothing, as the
-			// eviction API will still enforce it.
-			sel = labels.Nothing()
-		}
-		b.pdbs = append(b.pdbs, pdb)
-		b.selectors = append(b.selectors, sel)
-		b.remaining = append(b.remaining, pdb.Status.DisruptionsAllowed)
-	}
-	return b
-}
-
-func (b *budgets) matches(i int, p *corev1.Pod) bool {
-	return b.pdbs[i].Namespace == p.Namespace && b.selectors[i].Matches(labels.Set(p.Labels))
-}
-
-func (b *budgets) covered(p *corev1.Pod) bool {
-	for i := range b.pdbs {
-		if b.matches(i, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// reserve takes one disruption per pod from each PDB that covers it, or,
-// when a PDB has too few left, takes nothing and names the pod.
-func (b *budgets) reserve(pods []*corev1.Pod) *Blocker {
-	need := make([]int32, len(b.pdbs))
-	for _, p := range pods {
-		for i := range b.pdbs {
-			if b.matches(i, p) {
-				need[i]++
-				if need[i] > b.remaining[i] {
-					return &Blocker{Pod: p, Reason: NotEnoughPdb, Detail: fmt.Sprintf("PodDisruptionBudget %s allows %d more disruption(s)",
-						b.pdbs[i].Name, b.remaining[i])}
-				}
-			}
-		}
-	}
-	for i, n := range need {
-		b.remaining[i] -= n
-	}
-	return nil
-}
-
-func (b *budgets) release(pods []*corev1.Pod) {
-	for _, p := range pods {
-		for i := range b.pdbs {
-			if b.matches(i, p) {
-				b.remaining[i]++
-			}
-		}
-	}
 }

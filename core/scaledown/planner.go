@@ -1,29 +1,46 @@
 package scaledown
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
-	"sort"
+	"maps"
+	"slices"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
 // Planner remembers the last plan and returns it again when nothing it
-// depends on changed: the same snapshot version, candidates, group sizes,
-// nodes being deleted, PDB budgets and rules. A loop where the cluster
-// stands still then costs nothing.
+// read changed: the snapshot (its version, which node heartbeats do not
+// move), the objects the scheduler's plugins read from informers, the
+// candidates, group sizes, nodes being deleted, PDB budgets, rules and salt
+// (all compared whatever their order), the answers about pods' controllers,
+// and, for pods being deleted, which side of their grace period the time is.
+// A loop where the cluster stands still then costs next to nothing.
 type Planner struct {
 	key  uint64
 	plan *Plan
+	// keys remembers the equivalence keys of pods: equivalent pods to move
+	// share one PreFilter.
+	keys *simulator.EquivalenceKeys
 }
 
 // Plan is Decide, reusing the previous plan when its input is the same.
 // reused tells which happened.
 func (p *Planner) Plan(ctx context.Context, in Input) (plan *Plan, reused bool, err error) {
 	key := inputKey(in)
-	if p.plan != nil && key == p.key {
+	if p.plan != nil && key == p.key && p.plan.reads.hold(in) {
 		return p.plan, true, nil
 	}
-	plan, err = Decide(ctx, in)
+	if p.keys == nil {
+		p.keys = simulator.NewEquivalenceKeys()
+	}
+	plan, err = decide(ctx, in, p.keys)
 	if err != nil {
 		return nil, false, err
 	}
@@ -31,20 +48,84 @@ func (p *Planner) Plan(ctx context.Context, in Input) (plan *Plan, reused bool, 
 	return plan, false, nil
 }
 
+// inputKey hashes the plain part of the input, in an order of its own.
 func inputKey(in Input) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "v%d|%s|%+v|%v|", in.Checker.Snapshot().Version(), in.Salt, in.Rules, in.IgnoreDaemonSetsUtilization)
-	for _, c := range in.Candidates {
-		fmt.Fprintf(h, "%s,%s,%g,%v;", c.Name, c.Group, c.Threshold, c.Unready)
+	fmt.Fprintf(h, "%p|v%d|l%d|%q|%+v|%v|", in.Checker, in.Checker.Snapshot().Version(), in.Checker.ListerVersion(),
+		in.Salt, in.Rules, in.IgnoreDaemonSetsUtilization)
+	for _, c := range sortedCandidates(in.Candidates) {
+		fmt.Fprintf(h, "%q,%q,%g,%v;", c.Name, c.Group, c.Threshold, c.Unready)
 	}
-	groups := make([]string, 0, len(in.Groups))
-	for id, g := range in.Groups {
-		groups = append(groups, fmt.Sprintf("%s=%d/%d", id, g.Target, g.Min))
+	h.Write([]byte{'|'})
+	for _, id := range slices.Sorted(maps.Keys(in.Groups)) {
+		fmt.Fprintf(h, "%q=%d/%d;", id, in.Groups[id].Target, in.Groups[id].Min)
 	}
-	sort.Strings(groups)
-	fmt.Fprintf(h, "|%v|%v|", groups, in.Deleting)
-	for _, pdb := range in.PDBs {
-		fmt.Fprintf(h, "%s/%s@%s:%d;", pdb.Namespace, pdb.Name, pdb.ResourceVersion, pdb.Status.DisruptionsAllowed)
+	fmt.Fprintf(h, "|%q|", slices.Sorted(slices.Values(in.Deleting)))
+	for _, pdb := range sortedPDBs(in.PDBs) {
+		fmt.Fprintf(h, "%q/%q:%q:%d;", pdb.Namespace, pdb.Name, selectorString(pdb.Spec.Selector), pdb.Status.DisruptionsAllowed)
 	}
 	return h.Sum64()
+}
+
+func selectorString(s *metav1.LabelSelector) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return metav1.FormatLabelSelector(s)
+}
+
+// sortedCandidates is a copy of cs in name order.
+func sortedCandidates(cs []Candidate) []Candidate {
+	return slices.SortedFunc(slices.Values(cs), func(a, b Candidate) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// sortedPDBs is a copy of pdbs in namespace and name order.
+func sortedPDBs(pdbs []*policyv1.PodDisruptionBudget) []*policyv1.PodDisruptionBudget {
+	return slices.SortedFunc(slices.Values(pdbs), func(a, b *policyv1.PodDisruptionBudget) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+}
+
+// reads is what a plan read besides the plain input: the answers about
+// pods' controllers, and the time, which matters only to pods being
+// deleted (long terminating ones hold nothing).
+type reads struct {
+	owners map[string]ownerAnswer
+	// madeAt is the input's time; until, when set, the moment a pod being
+	// deleted passes its grace period and the plan no longer holds.
+	madeAt, until time.Time
+}
+
+type ownerAnswer struct {
+	namespace     string
+	ref           metav1.OwnerReference
+	exists, known bool
+}
+
+// hold tells whether the plan read the same from in: every controller
+// gives the same answer, and in's time is on the same side of every grace
+// period.
+func (r reads) hold(in Input) bool {
+	if in.Now.Before(r.madeAt) || !r.until.IsZero() && in.Now.After(r.until) {
+		return false
+	}
+	for _, a := range r.owners {
+		if exists, known := in.Owners(a.namespace, a.ref); exists != a.exists || known != a.known {
+			return false
+		}
+	}
+	return true
+}
+
+// recordOwners wraps ask so that every answer is kept.
+func recordOwners(ask OwnerExists, answers map[string]ownerAnswer) OwnerExists {
+	return func(namespace string, ref metav1.OwnerReference) (bool, bool) {
+		key := namespace + "/" + ref.APIVersion + "/" + ref.Kind + "/" + ref.Name + "/" + string(ref.UID)
+		if a, ok := answers[key]; ok {
+			return a.exists, a.known
+		}
+		exists, known := ask(namespace, ref)
+		answers[key] = ownerAnswer{namespace: namespace, ref: ref, exists: exists, known: known}
+		return exists, known
+	}
 }

@@ -122,12 +122,10 @@ func classify(p *corev1.Pod, opts RuleOptions, owners OwnerExists, hasPDB func(*
 	block := func(r BlockingReason, detail string) (podKind, *Blocker) {
 		return podBlocking, &Blocker{Pod: p, Reason: r, Detail: detail}
 	}
-	switch {
-	case isMirror(p), isLongTerminating(p, now), isTerminal(p):
-		return podIgnored, nil
-	case IsDaemonSetPod(p):
-		return podDaemonSet, nil
-	case p.Annotations[SafeToEvictAnnotation] == "true":
+	if kind, stays := leftBehind(p, now); stays {
+		return kind, nil
+	}
+	if p.Annotations[SafeToEvictAnnotation] == "true" {
 		return podMovable, nil
 	}
 	if r, detail := replicated(p, opts, owners); r != "" {
@@ -145,6 +143,19 @@ func classify(p *corev1.Pod, opts RuleOptions, owners OwnerExists, hasPDB func(*
 		}
 	}
 	return podMovable, nil
+}
+
+// leftBehind reports whether a drain leaves p where it is, and how: mirror,
+// finished and long-terminating pods are ignored, DaemonSet pods are not
+// moved.
+func leftBehind(p *corev1.Pod, now time.Time) (podKind, bool) {
+	switch {
+	case isMirror(p), isLongTerminating(p, now), isTerminal(p):
+		return podIgnored, true
+	case IsDaemonSetPod(p):
+		return podDaemonSet, true
+	}
+	return podMovable, false
 }
 
 // replicated checks the pod has a controller that will recreate it.
@@ -208,14 +219,21 @@ func isMirror(p *corev1.Pod) bool {
 // isLongTerminating: a pod being deleted past its grace period (plus a
 // minute) holds nothing a drain must wait for.
 func isLongTerminating(p *corev1.Pod, now time.Time) bool {
+	t, ok := longTerminatingAfter(p)
+	return ok && now.After(t)
+}
+
+// longTerminatingAfter is the time after which a pod being deleted is long
+// terminating; false when it is not being deleted.
+func longTerminatingAfter(p *corev1.Pod) (time.Time, bool) {
 	if p.DeletionTimestamp == nil {
-		return false
+		return time.Time{}, false
 	}
 	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
 	if p.DeletionGracePeriodSeconds != nil {
 		grace = *p.DeletionGracePeriodSeconds
 	}
-	return now.After(p.DeletionTimestamp.Add(time.Duration(grace)*time.Second + time.Minute))
+	return p.DeletionTimestamp.Add(time.Duration(grace)*time.Second + time.Minute), true
 }
 
 func isTerminal(p *corev1.Pod) bool {

@@ -1,27 +1,26 @@
 package scaleup
 
 import (
-	"strings"
-
 	"github.com/tidal-autoscaler/tidal/estimator"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
 // reasons records, per pod group and node group, why the node group does
-// not help the pods; the latest round wins.
+// not help the pods (one or more reasons, such as the scheduler's
+// "Insufficient cpu" and "Insufficient memory"); the latest round wins.
 type reasons struct {
-	byGroup map[*simulator.PodGroup]map[string]string
+	byGroup map[*simulator.PodGroup]map[string][]string
 }
 
-func newReasons() *reasons { return &reasons{byGroup: map[*simulator.PodGroup]map[string]string{}} }
+func newReasons() *reasons { return &reasons{byGroup: map[*simulator.PodGroup]map[string][]string{}} }
 
-func (r *reasons) set(g *simulator.PodGroup, nodeGroup, reason string) {
+func (r *reasons) set(g *simulator.PodGroup, nodeGroup string, why ...string) {
 	m := r.byGroup[g]
 	if m == nil {
-		m = map[string]string{}
+		m = map[string][]string{}
 		r.byGroup[g] = m
 	}
-	m[nodeGroup] = reason
+	m[nodeGroup] = why
 }
 
 func (r *reasons) all(work []estimator.Work, nodeGroup, reason string) {
@@ -47,7 +46,7 @@ func (r *reasons) fromEstimate(work []estimator.Work, nodeGroup string, est *est
 		}
 		switch {
 		case est.Rejected[w.Check.Group] != nil:
-			r.set(w.Check.Group, nodeGroup, strings.Join(est.Rejected[w.Check.Group].Reasons(), ", "))
+			r.set(w.Check.Group, nodeGroup, est.Rejected[w.Check.Group].Reasons()...)
 		case helped[w.Check.Group] == len(w.Pods):
 			delete(r.byGroup[w.Check.Group], nodeGroup)
 		case est.TimedOut:
@@ -58,11 +57,15 @@ func (r *reasons) fromEstimate(work []estimator.Work, nodeGroup string, est *est
 	}
 }
 
-// of counts a pod group's reasons over node groups.
+// of counts a pod group's reasons over node groups, each reason apart, as
+// Cluster Autoscaler counts them: two groups too small in cpu, one of them
+// in memory too, is 2 "Insufficient cpu" and 1 "Insufficient memory".
 func (r *reasons) of(g *simulator.PodGroup) map[string]int {
 	out := map[string]int{}
-	for _, reason := range r.byGroup[g] {
-		out[reason]++
+	for _, why := range r.byGroup[g] {
+		for _, reason := range why {
+			out[reason]++
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/estimator"
 	"github.com/tidal-autoscaler/tidal/expander"
+	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
 // Reasons a node group gives a pod group it cannot help, besides the
@@ -21,11 +22,13 @@ const (
 // rounds makes scale-ups until no group helps the pods left: after each
 // one, its nodes and pods stay in the snapshot, so the next round sees the
 // cluster as it will be. Pods with hostname anti-affinity or zone spread
-// get every node they need in one decision this way.
+// get every node they need in one decision this way. The first round runs
+// even out of time, so a decision always scales up for what it decided;
+// pods left when time ran out are the next decision's.
 func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 	reasons := newReasons()
 	for round := 0; round < d.in.MaxRounds && len(remaining) > 0; round++ {
-		if d.timedOut() {
+		if round > 0 && d.timedOut() {
 			break
 		}
 		work, err := d.checks(ctx, remaining)
@@ -40,6 +43,7 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 		if len(options) == 0 {
 			break
 		}
+		d.plan.hadOptions = true
 		decision := d.in.Chain.Choose(options, d.in.ExpanderContext)
 		ups, err := d.apply(ctx, decision, work, estimates)
 		if err != nil {
@@ -49,20 +53,35 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 			break
 		}
 		d.plan.ScaleUps = append(d.plan.ScaleUps, ups...)
+		// The scale-up added nodes: the next round checks afresh.
 		remaining = without(remaining, ups)
 	}
+	outOfTime := d.timedOut()
 	for _, r := range remaining {
-		d.plan.NoScaleUp = append(d.plan.NoScaleUp, NoScaleUp{Group: r.group, Reasons: reasons.of(r.group)})
+		if outOfTime {
+			d.skip(r.group, r.pods)
+			continue
+		}
+		d.plan.NoScaleUp = append(d.plan.NoScaleUp, NoScaleUp{Group: r.group, Pods: r.pods, Reasons: reasons.of(r.group)})
 	}
 	return nil
 }
 
-// checks runs PreFilter for the groups left, against the snapshot as the
-// earlier rounds left it.
+// checks brings the groups' checks up to date with the snapshot as the
+// filter and the earlier rounds left it: the filter's own checks caught up
+// with the pods placed after them (the snapshot has no other change yet),
+// or, once rounds have added nodes, a new PreFilter.
 func (d *decision) checks(ctx context.Context, remaining []pending) ([]estimator.Work, error) {
+	c := d.in.Checker
 	work := make([]estimator.Work, 0, len(remaining))
 	for _, r := range remaining {
-		gc, err := d.in.Checker.CheckGroup(ctx, r.group)
+		var gc *simulator.GroupCheck
+		var err error
+		if r.check != nil {
+			gc, err = c.CatchUp(ctx, r.check, d.placed[r.since:])
+		} else {
+			gc, err = c.CheckGroup(ctx, r.group)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -122,8 +141,7 @@ func without(remaining []pending, ups []ScaleUp) []pending {
 	}
 	var out []pending
 	for _, r := range remaining {
-		var left pending
-		left.group = r.group
+		left := pending{group: r.group}
 		for _, p := range r.pods {
 			if !helped[podKey(p)] {
 				left.pods = append(left.pods, p)

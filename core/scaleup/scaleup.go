@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
@@ -32,8 +33,13 @@ type Group struct {
 
 // Input is everything a scale-up decision needs.
 type Input struct {
-	// Checker holds the snapshot: ready nodes and the pods bound to them.
+	// Checker holds the snapshot: the nodes and the pods bound to them.
 	Checker *simulator.Checker
+	// NotReady names the nodes that cannot run pods yet: unready, or with
+	// a startup taint. Pending pods are not placed on them; a group's
+	// Upcoming counts those of its nodes still expected to become ready,
+	// as template copies.
+	NotReady map[string]bool
 	// Pending are the unschedulable pods, grouped, most important first.
 	Pending []*simulator.PodGroup
 	Groups  []Group
@@ -48,8 +54,11 @@ type Input struct {
 	BalancingIgnoredLabels []string
 	// MaxRounds bounds how many scale-ups one decision makes; 0 means 10.
 	MaxRounds int
-	// Deadline bounds the whole decision; zero means none. Now reads the
-	// clock (nil: time.Now).
+	// Deadline bounds the whole decision; zero means none. Filtering pending
+	// pods against existing nodes may use half of the time up to it. A
+	// decision out of time still scales up for what it decided: at least
+	// one pod group is filtered and one round of estimates is made. Now
+	// reads the clock (nil: time.Now).
 	Deadline time.Time
 	Now      func() time.Time
 }
@@ -62,12 +71,17 @@ type Plan struct {
 	// Awaiting maps the UIDs of pending pods that fit on upcoming nodes
 	// (requested, not yet Ready) to those nodes' group.
 	Awaiting map[types.UID]string
-	// NoScaleUp lists the pod groups no group can help, with why.
+	// NoScaleUp lists the pods no group can help, by pod group, with why.
 	NoScaleUp []NoScaleUp
-	// Skipped counts pods not considered because the deadline passed.
-	Skipped int
+	// Skipped counts pods not decided because the deadline passed, and
+	// Unfinished lists their groups: the next decision should take them
+	// first.
+	Skipped    int
+	Unfinished []*simulator.PodGroup
 	// Timings of the phases.
 	Timings Timings
+	// hadOptions is set when some round offered the expander a choice.
+	hadOptions bool
 }
 
 // ScaleUp grows one group.
@@ -88,10 +102,13 @@ type EstimateSummary struct {
 	Pods      int
 }
 
-// NoScaleUp is a pod group no node group can help, with the reasons per
-// node group, counted (reason → number of node groups).
+// NoScaleUp is what no node group can help in a pod group: Pods, those of
+// the group's pods that fit no existing or upcoming node and no scale-up of
+// this plan (others of the group may have been helped), with the reasons
+// per node group, counted (reason → number of node groups).
 type NoScaleUp struct {
 	Group   *simulator.PodGroup
+	Pods    []*corev1.Pod
 	Reasons map[string]int
 }
 
@@ -128,6 +145,9 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 	}
 	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}}, start: in.Now(), planned: map[string]int{},
 		upcoming: map[string]string{}}
+	if !in.Deadline.IsZero() {
+		d.filterDeadline = d.start.Add(in.Deadline.Sub(d.start) / 2)
+	}
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
@@ -155,10 +175,16 @@ type decision struct {
 	planned map[string]int
 	// upcoming maps the names of upcoming nodes' copies to their group.
 	upcoming map[string]string
+	// filterDeadline ends filtering, leaving time for the estimates.
+	filterDeadline time.Time
+	// placed are the pods the filter placed, in order.
+	placed []simulator.Placed
 }
 
-func (d *decision) timedOut() bool {
-	return !d.in.Deadline.IsZero() && d.in.Now().After(d.in.Deadline)
+func (d *decision) timedOut() bool { return passed(d.in.Deadline, d.in.Now) }
+
+func passed(deadline time.Time, now func() time.Time) bool {
+	return !deadline.IsZero() && now().After(deadline)
 }
 
 // addUpcoming puts a template copy in the snapshot for every requested node
@@ -177,28 +203,35 @@ func (d *decision) addUpcoming() error {
 	return nil
 }
 
-// pending is a pod group with the pods still to place.
+// pending is a pod group with the pods still to place. check, when set,
+// is the group's check from the filter, valid but for the pods the filter
+// placed after it (from index since of the decision's placed).
 type pending struct {
 	group *simulator.PodGroup
 	pods  []*corev1.Pod
+	check *simulator.GroupCheck
+	since int
 }
 
-// filterSchedulable places pending pods on the free capacity of existing
-// and upcoming nodes, keeping them there for the rest of the decision, and
+// filterSchedulable places pending pods on the free capacity of ready and
+// upcoming nodes, keeping them there for the rest of the decision, and
 // returns what is left.
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	c := d.in.Checker
+	nodes := d.readyNodes()
 	var remaining []pending
 	for i, g := range d.in.Pending {
-		if d.timedOut() {
-			d.skip(d.in.Pending[i:])
+		if i > 0 && passed(d.filterDeadline, d.in.Now) {
+			for _, g := range d.in.Pending[i:] {
+				d.skip(g, g.Pods)
+			}
 			break
 		}
 		gc, err := c.CheckGroup(ctx, g)
 		if err != nil {
 			return nil, err
 		}
-		placed, unplaced, err := c.PlaceGroup(ctx, gc, g.Pods, c.Snapshot().Infos())
+		placed, unplaced, err := c.PlaceGroup(ctx, gc, g.Pods, nodes)
 		if err != nil {
 			return nil, err
 		}
@@ -208,17 +241,34 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 				d.plan.Awaiting[pl.Info.GetPod().UID] = group
 			}
 		}
+		d.placed = append(d.placed, placed...)
 		if len(unplaced) > 0 {
-			remaining = append(remaining, pending{group: g, pods: unplaced})
+			remaining = append(remaining, pending{group: g, pods: unplaced, check: gc, since: len(d.placed)})
 		}
 	}
 	return remaining, nil
 }
 
-func (d *decision) skip(groups []*simulator.PodGroup) {
-	for _, g := range groups {
-		d.plan.Skipped += len(g.Pods)
+// readyNodes are the snapshot's nodes but the NotReady ones: ready nodes
+// and upcoming nodes' copies.
+func (d *decision) readyNodes() []fwk.NodeInfo {
+	all := d.in.Checker.Snapshot().Infos()
+	if len(d.in.NotReady) == 0 {
+		return all
 	}
+	out := make([]fwk.NodeInfo, 0, len(all))
+	for _, ni := range all {
+		if !d.in.NotReady[ni.Node().Name] {
+			out = append(out, ni)
+		}
+	}
+	return out
+}
+
+// skip leaves pods of g for the next decision.
+func (d *decision) skip(g *simulator.PodGroup, pods []*corev1.Pod) {
+	d.plan.Skipped += len(pods)
+	d.plan.Unfinished = append(d.plan.Unfinished, g)
 }
 
 // podKey identifies a pod within a decision.

@@ -180,6 +180,28 @@ func TestUpcomingNodesCountAsTemplateCopies(t *testing.T) {
 	}
 }
 
+// A registered node that is not ready yet (here a startup taint that only
+// prefers no scheduling) is counted once: as its group's upcoming copy,
+// never also as free room of its own.
+func TestNotReadyNodesTakeNoPendingPods(t *testing.T) {
+	c := newCluster(t)
+	c.group("g", "4", "16Gi", "a", 1, 10).Upcoming = 1
+	c.node("g-1", "4", "16Gi", "a")
+	c.pend(8, "web", "1", "1Gi", nil)
+	plan := c.decide("least-waste", func(in *Input) { in.NotReady = map[string]bool{"g-1": true} })
+	if got := nodesAdded(plan); got["g"] != 1 || plan.FitExisting != 4 || helpedPods(plan) != 4 {
+		t.Fatalf("8 pods, 1 node coming: want 4 awaiting it and 1 more node for 4, got %v, %d fit, %d helped", got, plan.FitExisting, helpedPods(plan))
+	}
+	for uid := range plan.Awaiting {
+		if plan.Awaiting[uid] != "g" {
+			t.Fatalf("pod %s awaits %q", uid, plan.Awaiting[uid])
+		}
+	}
+	if len(plan.Awaiting) != 4 {
+		t.Fatalf("%d pods await the upcoming node, want 4", len(plan.Awaiting))
+	}
+}
+
 func TestBinpackingSizesByTheScheduler(t *testing.T) {
 	c := newCluster(t)
 	c.group("g", "4", "16Gi", "a", 0, 100)
@@ -338,18 +360,71 @@ func TestMostPodsWorkedExample(t *testing.T) {
 	}
 }
 
-func TestDeadlineSkipsTheRestFairly(t *testing.T) {
+// ticking is a clock that moves a second at every reading.
+func ticking(start time.Time) func() time.Time {
+	calls := 0
+	return func() time.Time { calls++; return start.Add(time.Duration(calls) * time.Second) }
+}
+
+func TestOutOfTimeTheDecisionStillScalesUpForWhatItDecided(t *testing.T) {
 	c := newCluster(t)
 	c.group("g", "4", "16Gi", "a", 0, 100)
-	c.pend(3, "web", "1", "1Gi", nil)
+	for _, app := range []string{"web", "api", "db"} {
+		c.pend(3, app, "1", "1Gi", nil)
+	}
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	plan := c.decide("random", func(in *Input) {
-		calls := 0
-		in.Now = func() time.Time { calls++; return epoch.Add(time.Duration(calls) * time.Second) }
+		in.Now = ticking(epoch)
 		in.Deadline = epoch
 	})
-	if plan.Skipped != 3 || len(plan.ScaleUps) != 0 {
-		t.Fatalf("past the deadline: skipped %d, scale-ups %d; want all 3 skipped", plan.Skipped, len(plan.ScaleUps))
+	if len(plan.ScaleUps) != 1 || len(plan.ScaleUps[0].Pods) != 3 || plan.ScaleUps[0].Pods[0].Labels["app"] != "web" {
+		t.Fatalf("out of time from the start: scale-ups %+v; want one, for the 3 web pods the filter reached", plan.ScaleUps)
+	}
+	if plan.Skipped != 6 || len(plan.Unfinished) != 2 || len(plan.NoScaleUp) != 0 {
+		t.Fatalf("skipped %d in %d groups, %d without scale-up; want the 6 api and db pods left for the next decision",
+			plan.Skipped, len(plan.Unfinished), len(plan.NoScaleUp))
+	}
+}
+
+func TestPodsTheEstimatesDidNotReachAreLeftForTheNextDecision(t *testing.T) {
+	c := newCluster(t)
+	c.group("g", "4", "16Gi", "a", 0, 100)
+	// 12 pods of 2 CPU need 6 nodes, each new one a clock reading: the
+	// deadline passes while packing.
+	c.pend(12, "web", "2", "1Gi", nil)
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	plan := c.decide("random", func(in *Input) {
+		in.Now = ticking(epoch)
+		in.Deadline = epoch.Add(4 * time.Second)
+	})
+	helped := 0
+	for _, u := range plan.ScaleUps {
+		helped += len(u.Pods)
+	}
+	if helped == 0 || helped == 12 || helped+plan.Skipped != 12 || len(plan.NoScaleUp) != 0 {
+		t.Fatalf("%d pods helped, %d skipped, %d groups without scale-up: want some helped, the rest skipped, none refused",
+			helped, plan.Skipped, len(plan.NoScaleUp))
+	}
+}
+
+// The first round's checks come from the filter, caught up with the pods it
+// placed later: a pod placed by the filter after a group was checked, and
+// refusing that group's zone, keeps the group out of that zone.
+func TestFirstRoundSeesPodsTheFilterPlacedLater(t *testing.T) {
+	c := newCluster(t)
+	c.node("n1", "2", "16Gi", "zone-a")
+	c.group("pool-a", "4", "16Gi", "zone-a", 0, 10)
+	c.group("pool-b", "4", "16Gi", "zone-b", 0, 10)
+	c.pend(1, "batch", "3", "1Gi", nil)
+	c.pend(1, "guard", "1", "1Gi", func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "batch"}}, TopologyKey: corev1.LabelTopologyZone}}}}
+	})
+	p, _ := expander.ParsePriorities("10:\n  - pool-a\n1:\n  - pool-b\n")
+	plan := c.decide("priority", func(in *Input) { in.ExpanderContext.Priorities = p })
+	if plan.FitExisting != 1 || fmt.Sprint(nodesAdded(plan)) != "map[pool-b:1]" {
+		t.Fatalf("%d fit n1, scale-ups %v: want the guard on n1 (zone-a) and the batch pod in zone-b", plan.FitExisting, nodesAdded(plan))
 	}
 }
 

@@ -1,0 +1,170 @@
+// Package benchload puts bench-gen clusters where tidal's decisions find
+// them, the way the node loop does in a real cluster, for benchmarks and
+// tests: objects as the API server stores them and tidal's informers keep
+// them, nodes and pods in the random order the loop receives them.
+package benchload
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	goruntime "runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/tidal-autoscaler/tidal/benchgen"
+	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/trim"
+)
+
+// Cluster generates the cluster of p as tidal's informers hold it: every
+// object as the API server stores it (benchgen's Store: defaults,
+// admission, statuses, managed fields), sent as JSON and decoded as
+// client-go decodes it (so that every object has its own allocations, as
+// in an informer's cache), then trimmed by tidal's informer transform
+// (trim.Object), one object at a time as an informer does.
+func Cluster(tb testing.TB, p benchgen.Params) *benchgen.Cluster {
+	tb.Helper()
+	c := benchgen.Generate(p)
+	wire := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{})
+	var buf bytes.Buffer
+	informed := func(obj any) (any, error) {
+		buf.Reset()
+		in := obj.(runtime.Object)
+		if err := wire.Encode(in, &buf); err != nil {
+			return nil, err
+		}
+		gvks, _, err := scheme.Scheme.ObjectKinds(in)
+		if err != nil {
+			return nil, err
+		}
+		out, _, err := wire.Decode(buf.Bytes(), &gvks[0], nil)
+		if err != nil {
+			return nil, err
+		}
+		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // as a List's items
+		return trim.Object(out)
+	}
+	if err := c.Store(benchgen.StoreOptions{Transform: informed}); err != nil {
+		tb.Fatalf("store the %d-node cluster: %v", p.N, err)
+	}
+	return c
+}
+
+// Rand returns a random source for lister orders, fixed by seed so that
+// runs compare.
+func Rand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x6c6973746572)) }
+
+// Snapshot loads c's nodes and running pods into a new snapshot as the
+// node loop's first iteration does: nodes, then pods, each in the random
+// order the loop's map of recorded informer events yields, drawn from r.
+func Snapshot(tb testing.TB, c *benchgen.Cluster, r *rand.Rand) *simulator.Snapshot {
+	tb.Helper()
+	snap := simulator.NewSnapshot()
+	for _, n := range benchgen.ListerOrder(r, c.Nodes) {
+		if _, err := snap.AddNode(n); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, pod := range benchgen.ListerOrder(r, c.RunningPods) {
+		pi, err := framework.NewPodInfo(pod)
+		if err != nil {
+			tb.Fatalf("pod %s: %v", pod.Name, err)
+		}
+		if err := snap.AddPod(pi, pod.Spec.NodeName); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return snap
+}
+
+// Checker is the scheduler framework over snap. Its informer factory, over
+// an empty fake clientset, serves the volume plugins' listers: the
+// generated clusters have no volumes but the projected token volume, which
+// the plugins do not look up.
+func Checker(tb testing.TB, snap *simulator.Snapshot) *simulator.Checker {
+	tb.Helper()
+	ctx := context.Background()
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	checker, err := simulator.NewChecker(ctx, snap, factory, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return checker
+}
+
+// Templates are the node groups' templates, in group order.
+func Templates(tb testing.TB, c *benchgen.Cluster) []*simulator.NodeTemplate {
+	tb.Helper()
+	out := make([]*simulator.NodeTemplate, len(c.NodeGroups))
+	for i, g := range c.NodeGroups {
+		t, err := simulator.NewNodeTemplate(g.ID, g.Template, nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// Usage measures CPU time and peak RSS around a benchmark loop.
+type Usage struct{ start syscall.Rusage }
+
+// StartUsage starts measuring. It collects the garbage of the benchmark's
+// set-up and gives its memory back to the system, then restarts the
+// process's peak RSS from what it holds now (Linux's clear_refs), so that
+// the peak Report gives is the loop's: what the benchmark holds (the
+// cluster, the snapshot) plus what the measured code adds.
+func StartUsage() *Usage {
+	u := &Usage{}
+	goruntime.GC()
+	debug.FreeOSMemory()
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u.start)
+	return u
+}
+
+// Report adds to b's results the CPU time (user + system) per operation
+// since StartUsage, cpu-ms/op, and the peak RSS since then, peak-RSS-MiB
+// (the process's peak so far where Linux's VmHWM is not available).
+func (u *Usage) Report(b *testing.B) {
+	var end syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &end)
+	cpu := time.Duration(end.Utime.Nano()+end.Stime.Nano()-u.start.Utime.Nano()-u.start.Stime.Nano()) / time.Duration(b.N)
+	b.ReportMetric(float64(cpu.Microseconds())/1000, "cpu-ms/op")
+	peakKiB := end.Maxrss
+	if hwm, ok := vmHWM(); ok {
+		peakKiB = hwm
+	}
+	b.ReportMetric(float64(peakKiB)/1024, "peak-RSS-MiB")
+}
+
+// vmHWM is the process's peak RSS in KiB, from /proc/self/status.
+func vmHWM() (int64, bool) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kib, err == nil
+		}
+	}
+	return 0, false
+}
