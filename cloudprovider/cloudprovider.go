@@ -44,6 +44,19 @@ type CloudProvider interface {
 	Cleanup() error
 }
 
+// InstanceErrorNotifier is implemented by providers that learn of failed
+// launches as they happen (an instance of a group now reports
+// InstanceErrorInfo). The node loop registers a function to be told, so
+// that it backs the group off and falls over to another within about a
+// second, not at its next scan. It is not part of Cluster Autoscaler's
+// interface; providers without it are read at every iteration only.
+type InstanceErrorNotifier interface {
+	// NotifyInstanceErrors sets the function called, with the group's ID,
+	// each time instances of a group start reporting an error. The
+	// provider calls it without holding its locks; it must return at once.
+	NotifyInstanceErrors(notify func(group string))
+}
+
 // NodeGroup is a set of nodes with the same shape that grow and shrink
 // together (an Auto Scaling Group, a local pool).
 type NodeGroup interface {

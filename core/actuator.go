@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -37,22 +35,34 @@ func (r removal) empty() bool { return len(r.pods) == 0 }
 // cloud. A removal that fails, or is interrupted by shutdown, takes its
 // taint off so the node is schedulable again.
 type actuator struct {
-	client  kubernetes.Interface
-	events  *eventDeduper
-	status  *statusWriter
-	clock   clock.Clock
-	opts    ScaleDownOptions
-	metrics *Metrics
+	actuatorDeps
 
 	mu          sync.Mutex
 	inProgress  map[string]removal
 	lastDelete  time.Time
 	lastFailure time.Time
+	// strayTaints are nodes whose ToBeDeleted taint a failed removal could
+	// not take off; the loop tries again every iteration.
+	strayTaints map[string]bool
 	wg          sync.WaitGroup
 }
 
-func newActuator(client kubernetes.Interface, events *eventDeduper, status *statusWriter, c clock.Clock, opts ScaleDownOptions, m *Metrics) *actuator {
-	return &actuator{client: client, events: events, status: status, clock: c, opts: opts, metrics: m, inProgress: map[string]removal{}}
+// actuatorDeps is what the actuator works with.
+type actuatorDeps struct {
+	client kubernetes.Interface
+	// pods is the pod informer's lister: drains read from it whether
+	// their evicted pods are gone; podsSynced tells whether it has synced.
+	pods       corelisters.PodLister
+	podsSynced func() bool
+	events     *eventDeduper
+	status     *statusWriter
+	clock      clock.Clock
+	opts       ScaleDownOptions
+	metrics    *Metrics
+}
+
+func newActuator(d actuatorDeps) *actuator {
+	return &actuator{actuatorDeps: d, inProgress: map[string]removal{}, strayTaints: map[string]bool{}}
 }
 
 // start begins a removal unless one of the node is under way. ctx is the
@@ -113,6 +123,7 @@ func (a *actuator) remove(ctx context.Context, r removal) {
 		a.lastFailure = a.clock.Now()
 	} else {
 		a.lastDelete = a.clock.Now()
+		delete(a.strayTaints, r.node.Name)
 	}
 	a.mu.Unlock()
 	if err != nil {
@@ -132,120 +143,49 @@ func (a *actuator) remove(ctx context.Context, r removal) {
 	a.events.onStatus(a.status, corev1.EventTypeNormal, reason, "removed %s node %s of node group %s", r.kind, r.node.Name, r.group.Id())
 }
 
-// removeSteps taints, drains and deletes; on failure it untaints.
+// removeSteps taints, drains and deletes; on failure it untaints. A taint
+// whose request failed may still have been written, so it is taken off
+// then too; a taint that cannot be taken off is left to the loop.
 func (a *actuator) removeSteps(ctx context.Context, r removal) error {
-	if err := addTaint(ctx, a.client, r.node.Name, toBeDeleted(a.clock.Now())); err != nil {
-		return fmt.Errorf("taint %s: %w", scaledown.ToBeDeletedTaint, err)
-	}
-	err := a.drain(ctx, r)
-	if err == nil {
-		if a.opts.EvictDaemonSetPods && !r.empty() {
-			a.evictDaemonSetPods(ctx, r)
-		}
-		if err = r.group.DeleteNodes([]*corev1.Node{r.node}); err != nil {
-			err = fmt.Errorf("cloud provider: %w", err)
-		}
-	}
+	err := addTaint(ctx, a.client, r.node.Name, toBeDeleted(a.clock.Now()))
 	if err != nil {
-		untaintCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if uerr := removeTaint(untaintCtx, a.client, r.node.Name, scaledown.ToBeDeletedTaint); uerr != nil {
-			err = errors.Join(err, fmt.Errorf("remove taint: %w", uerr))
-		}
+		err = fmt.Errorf("taint %s: %w", scaledown.ToBeDeletedTaint, err)
+	} else {
+		err = a.drainAndDelete(ctx, r)
+	}
+	if err == nil {
+		return nil
+	}
+	untaintCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if uerr := removeTaint(untaintCtx, a.client, r.node.Name, scaledown.ToBeDeletedTaint); uerr != nil {
+		a.mu.Lock()
+		a.strayTaints[r.node.Name] = true
+		a.mu.Unlock()
+		err = errors.Join(err, fmt.Errorf("remove taint (tried again every iteration): %w", uerr))
 	}
 	return err
 }
 
-// drain evicts the pods, retrying evictions a PDB refuses until
-// --max-pod-eviction-time, then waits for them to be gone.
-func (a *actuator) drain(ctx context.Context, r removal) error {
-	if r.empty() {
-		return nil
-	}
-	deadline := a.clock.Now().Add(a.opts.MaxPodEvictionTime)
-	errs := make([]error, len(r.pods))
-	var wg sync.WaitGroup
-	for i, p := range r.pods {
-		wg.Go(func() { errs[i] = a.evict(ctx, p, deadline, true) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return a.waitGone(ctx, r.pods)
-}
-
-// evict asks the API server to evict p, retrying refusals until deadline
-// when retry is set.
-func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, retry bool) error {
-	grace := int64(a.opts.MaxGracefulTermination.Seconds())
-	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < grace {
-		grace = *g
-	}
-	ev := &policyv1.Eviction{
-		ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
-		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &p.UID}},
-	}
-	for {
-		err := a.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
-		switch {
-		case err == nil:
-			a.metrics.EvictedPods.WithLabelValues("succeeded").Inc()
-			a.events.onPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
-			return nil
-		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-			// Gone already, or replaced by another pod of that name.
-			return nil
-		}
-		a.metrics.EvictedPods.WithLabelValues("retried").Inc()
-		if !retry || !a.clock.Now().Before(deadline) {
-			a.metrics.EvictedPods.WithLabelValues("failed").Inc()
-			return fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, ctx.Err())
-		case <-a.clock.After(a.opts.EvictionRetryInterval):
+// untaintStrays takes off the ToBeDeleted taints failed removals left, and
+// forgets those taken off (or whose node is gone).
+func (a *actuator) untaintStrays(ctx context.Context) {
+	a.mu.Lock()
+	var nodes []string
+	for n := range a.strayTaints {
+		if _, busy := a.inProgress[n]; !busy {
+			nodes = append(nodes, n)
 		}
 	}
-}
-
-// waitGone waits until every pod is deleted (or replaced by a new pod of
-// the same name), for the longest grace period plus a margin.
-func (a *actuator) waitGone(ctx context.Context, pods []*corev1.Pod) error {
-	longest := time.Duration(0)
-	for _, p := range pods {
-		g := time.Duration(corev1.DefaultTerminationGracePeriodSeconds) * time.Second
-		if p.Spec.TerminationGracePeriodSeconds != nil {
-			g = time.Duration(*p.Spec.TerminationGracePeriodSeconds) * time.Second
+	a.mu.Unlock()
+	slices.Sort(nodes)
+	for _, n := range nodes {
+		if err := removeTaint(ctx, a.client, n, scaledown.ToBeDeletedTaint); err != nil {
+			klog.FromContext(ctx).Error(err, "Could not remove the taint of a failed removal; trying again next iteration", "node", n)
+			continue
 		}
-		longest = max(longest, min(g, a.opts.MaxGracefulTermination))
-	}
-	waitCtx, cancel := context.WithTimeout(ctx, longest+30*time.Second)
-	defer cancel()
-	left := pods
-	err := wait.PollUntilContextCancel(waitCtx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		var still []*corev1.Pod
-		for _, p := range left {
-			cur, err := a.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
-			if err == nil && cur.UID == p.UID {
-				still = append(still, p)
-			}
-		}
-		left = still
-		return len(left) == 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%d evicted pod(s) still there, e.g. %s/%s: %w", len(left), left[0].Namespace, left[0].Name, err)
-	}
-	return nil
-}
-
-// evictDaemonSetPods evicts DaemonSet pods once each, without waiting.
-func (a *actuator) evictDaemonSetPods(ctx context.Context, r removal) {
-	for _, p := range r.daemonSet {
-		if err := a.evict(ctx, p, time.Time{}, false); err != nil {
-			klog.FromContext(ctx).V(2).Info("DaemonSet pod not evicted; the node goes anyway", "pod", klog.KObj(p), "err", err)
-		}
+		a.mu.Lock()
+		delete(a.strayTaints, n)
+		a.mu.Unlock()
 	}
 }

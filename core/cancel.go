@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,12 +26,16 @@ func (l *NodeLoop) cancel(ctx context.Context, o *observation, c clusterstate.Ca
 		reason = "timeout"
 	}
 	l.cfg.Metrics.FailedScaleUps.WithLabelValues(c.Group, reason).Inc()
-	logger.Info("Cancelling requested nodes that will not come", "nodeGroup", c.Group, "count", len(c.Instances), "reason", c.Reason)
+	logger.Info("Cancelling requested nodes that will not come", append([]any{"nodeGroup", c.Group, "count", len(c.Instances),
+		"reason", c.Reason}, l.sinceReported(c)...)...)
 	eventReason := "FailedToScaleUpGroup"
 	if reason == "timeout" {
 		eventReason = "ScaleUpTimedOut"
 	}
 	l.events.onStatus(l.status, corev1.EventTypeWarning, eventReason, "node group %s: %d requested node(s) cancelled: %s", c.Group, len(c.Instances), c.Reason)
+	// The pods that waited for the nodes hear it too; the decision that
+	// follows in this iteration tells them which group is used instead.
+	l.tellFailed(l.waiters.waitingFor(c.Group, o.pending), c.Group, c.Reason)
 
 	switch {
 	case c.Failed:
@@ -46,6 +51,17 @@ func (l *NodeLoop) cancel(ctx context.Context, o *observation, c clusterstate.Ca
 	if g.instances, err = g.group.Nodes(); err != nil {
 		g.problem = "cannot list instances after cancelling: " + err.Error()
 	}
+}
+
+// sinceReported is, for failed launches the cloud told of, how long ago
+// it did, as log values: the delay from the cloud's report to the loop
+// acting on it.
+func (l *NodeLoop) sinceReported(c clusterstate.Cancel) []any {
+	at, ok := l.errorsReported.LoadAndDelete(c.Group)
+	if !c.Failed || !ok {
+		return nil
+	}
+	return []any{"sinceReported", l.clock.Since(at.(time.Time))}
 }
 
 // deleteLate removes nodes that did not become Ready in time: registered

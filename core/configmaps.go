@@ -3,49 +3,65 @@ package core
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/tidal-autoscaler/tidal/expander"
 )
 
-// configMapSource watches the ConfigMaps of tidal's namespace (priority
-// expander configuration), separately from the cluster-wide informers.
+// configMapSource watches the named ConfigMaps of tidal's namespace
+// (priority expander configuration), each through an informer restricted
+// to its name, so that tidal lists and watches only its own ConfigMaps (its
+// Role names them) and never reads the others of the namespace, such as
+// EKS's aws-auth.
 type configMapSource struct {
-	factory informers.SharedInformerFactory
-	lister  corelisters.ConfigMapLister
-	ns      string
-	synced  bool
+	ns        string
+	informers map[string]cache.SharedIndexInformer
+	synced    atomic.Bool
 }
 
-func newConfigMapSource(client kubernetes.Interface, namespace string) *configMapSource {
-	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
-	return &configMapSource{factory: f, lister: f.Core().V1().ConfigMaps().Lister(), ns: namespace}
-}
-
-func (s *configMapSource) start(ctx context.Context) error {
-	s.factory.Start(ctx.Done())
-	for typ, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("informer for %v in namespace %s did not sync", typ, s.ns)
-		}
+func newConfigMapSource(client kubernetes.Interface, namespace string, names ...string) *configMapSource {
+	s := &configMapSource{ns: namespace, informers: map[string]cache.SharedIndexInformer{}}
+	for _, name := range names {
+		selector := fields.OneTermEqualSelector("metadata.name", name).String()
+		s.informers[name] = coreinformers.NewFilteredConfigMapInformer(client, namespace, 0, cache.Indexers{},
+			func(o *metav1.ListOptions) { o.FieldSelector = selector })
 	}
-	s.synced = true
-	go func() { <-ctx.Done(); s.factory.Shutdown() }()
+	return s
+}
+
+// start runs the informers until ctx ends and waits for their first list.
+func (s *configMapSource) start(ctx context.Context) error {
+	synced := make([]cache.InformerSynced, 0, len(s.informers))
+	for _, inf := range s.informers {
+		go inf.Run(ctx.Done())
+		synced = append(synced, inf.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("ConfigMap informers in namespace %s did not sync", s.ns)
+	}
+	s.synced.Store(true)
 	return nil
 }
 
+// get returns the named ConfigMap, nil when it does not exist or is not
+// watched, or before the informers synced.
 func (s *configMapSource) get(name string) *corev1.ConfigMap {
-	if !s.synced {
+	inf, ok := s.informers[name]
+	if !ok || !s.synced.Load() {
 		return nil
 	}
-	cm, err := s.lister.ConfigMaps(s.ns).Get(name)
-	if err != nil {
+	obj, exists, err := inf.GetStore().GetByKey(s.ns + "/" + name)
+	if err != nil || !exists {
 		return nil
 	}
+	cm, _ := obj.(*corev1.ConfigMap)
 	return cm
 }
 

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
@@ -63,6 +65,8 @@ type NodeLoop struct {
 	pdbs         policylisters.PodDisruptionBudgetLister
 	deployments  appslisters.DeploymentLister
 	configMaps   *configMapSource
+	// handlers are the loop's informer event handlers.
+	handlers []cache.ResourceEventHandlerRegistration
 
 	live    *liveSnapshot
 	checker *simulator.Checker
@@ -73,6 +77,8 @@ type NodeLoop struct {
 	prio    *priorityConfig
 
 	ahead         *expectations
+	waiters       *waiters
+	suMemory      scaleup.Memory
 	sdPlanner     scaledown.Planner
 	actuator      *actuator
 	unneededSince map[string]time.Time
@@ -88,8 +94,13 @@ type NodeLoop struct {
 	capacity     atomic.Pointer[capacityView]
 	onCapacity   atomic.Pointer[func([]string)]
 	lastActivity atomic.Int64
-	fairness     int
-	rnd          *rand.Rand
+	// errorsReported maps node groups to when the cloud told of their
+	// failed launches, for the log.
+	errorsReported sync.Map
+	// unfinished are the keys of the pod groups the last scale-up
+	// decision left for lack of time.
+	unfinished map[string]bool
+	rnd        *rand.Rand
 }
 
 // NewNodeLoop builds the loop and registers its informers on cfg.Factory,
@@ -107,7 +118,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		live: newLiveSnapshot(), keys: simulator.NewEquivalenceKeys(),
 		state:   clusterstate.New(cfg.Options.ClusterState),
 		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
-		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(),
+		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
 		rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
@@ -122,23 +133,49 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.pdbs = cfg.Factory.Policy().V1().PodDisruptionBudgets().Lister()
 	l.deployments = cfg.Factory.Apps().V1().Deployments().Lister()
 	l.lifetime = ctx
-	if _, err := pods.Informer().AddEventHandler(l.live.podHandler()); err != nil {
-		return nil, fmt.Errorf("pod informer: %w", err)
+	for _, h := range []struct {
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+		what     string
+	}{
+		{pods.Informer(), l.live.podHandler(), "pod"},
+		{pods.Informer(), l.unschedulableHandler(), "pod"},
+		{nodes.Informer(), l.live.nodeHandler(), "node"},
+	} {
+		reg, err := h.informer.AddEventHandler(h.handler)
+		if err != nil {
+			return nil, fmt.Errorf("%s informer: %w", h.what, err)
+		}
+		l.handlers = append(l.handlers, reg)
 	}
-	if _, err := pods.Informer().AddEventHandler(l.unschedulableHandler()); err != nil {
-		return nil, fmt.Errorf("pod informer: %w", err)
-	}
-	if _, err := nodes.Informer().AddEventHandler(l.live.nodeHandler()); err != nil {
+	if _, err := nodes.Informer().AddEventHandler(l.readyHandler()); err != nil {
 		return nil, fmt.Errorf("node informer: %w", err)
 	}
-	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace)
+	if n, ok := cfg.Cloud.(cloudprovider.InstanceErrorNotifier); ok {
+		n.NotifyInstanceErrors(l.instanceErrors)
+	}
+	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName)
 	l.prio = newPriorityConfig(l.configMaps, l.events)
 	l.status = newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)
-	l.actuator = newActuator(cfg.Client, l.events, l.status, cfg.Clock, cfg.Options.ScaleDown, cfg.Metrics)
+	l.actuator = newActuator(actuatorDeps{client: cfg.Client, pods: l.pods, podsSynced: pods.Informer().HasSynced,
+		events: l.events, status: l.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
 	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, cfg.Factory, cfg.Client); err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// HasSynced reports whether the loop's event handlers have received every
+// object of the informers' first List: before, an iteration would decide
+// on part of the cluster. The caller waits for it after the informers
+// synced and before Run.
+func (l *NodeLoop) HasSynced() bool {
+	for _, h := range l.handlers {
+		if !h.HasSynced() {
+			return false
+		}
+	}
+	return true
 }
 
 // LastActivity is when the loop last finished an iteration (or started).
@@ -153,7 +190,8 @@ func (l *NodeLoop) Trigger() {
 }
 
 // unschedulableHandler triggers an iteration when a pod becomes
-// unschedulable.
+// unschedulable, and when the scheduler reports again that a pod waiting
+// for new nodes does not fit, after a node became ready (see waiters).
 func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -164,11 +202,67 @@ func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*corev1.Pod)
 			n, ok2 := newObj.(*corev1.Pod)
-			if ok1 && ok2 && IsUnschedulable(n) && !IsUnschedulable(o) {
+			if !ok1 || !ok2 || !IsUnschedulable(n) {
+				return
+			}
+			if !IsUnschedulable(o) || scheduledChanged(o, n) && l.waiters.unschedulableAgain(n.UID) {
 				l.Trigger()
 			}
 		},
 	}
+}
+
+// scheduledChanged tells whether the scheduler wrote the pod's PodScheduled
+// condition anew: it does so after each attempt whose outcome reads
+// otherwise (the count of nodes in its message changes as nodes come).
+func scheduledChanged(old, n *corev1.Pod) bool {
+	oc, nc := podScheduled(old), podScheduled(n)
+	return nc != nil && (oc == nil || oc.Message != nc.Message || oc.Reason != nc.Reason ||
+		!oc.LastTransitionTime.Equal(&nc.LastTransitionTime) || !oc.LastProbeTime.Equal(&nc.LastProbeTime))
+}
+
+func podScheduled(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// readyHandler triggers an iteration when a node becomes ready (its Ready
+// condition True and no startup taint left) while pods wait for new nodes:
+// they may fit there now, or the loop sees that they do not.
+func (l *NodeLoop) readyHandler() cache.ResourceEventHandler {
+	ready := func(obj any) bool {
+		n, ok := obj.(*corev1.Node)
+		return ok && l.opts.Taints.Observe(n).Ready
+	}
+	becameReady := func() {
+		if l.waiters.nodeReady() {
+			l.Trigger()
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if ready(obj) {
+				becameReady()
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			if ready(newObj) && !ready(oldObj) {
+				becameReady()
+			}
+		},
+	}
+}
+
+// instanceErrors is told by the cloud provider that launches of group
+// failed: the loop decides again at once, so the group is backed off and
+// another used within about a second, not at the next scan.
+func (l *NodeLoop) instanceErrors(group string) {
+	l.errorsReported.Store(group, l.clock.Now())
+	l.Trigger()
 }
 
 // Run runs iterations every scan interval, and soon after a pod becomes
@@ -180,6 +274,12 @@ func (l *NodeLoop) Run(ctx context.Context) {
 		logger.Error(err, "ConfigMap informer did not start; the priority expander falls back to the next strategy")
 	}
 	l.lifetime = ctx
+	// The informers' caches may be synced before their handlers have fed
+	// the snapshot: a first iteration then would see pods without the
+	// nodes they fit on.
+	if !cache.WaitForCacheSync(ctx.Done(), l.HasSynced) {
+		return
+	}
 	l.cleanUpTaints(ctx)
 	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.chain.Names())
 	defer logger.Info("Node loop stopped")
@@ -263,6 +363,9 @@ func (l *NodeLoop) RunOnce(ctx context.Context) error {
 		l.cfg.Metrics.Errors.WithLabelValues(errorType(err)).Inc()
 		return err
 	}
+	// Taints failed removals could not take off come off first, whatever
+	// else this iteration does.
+	l.actuator.untaintStrays(ctx)
 	health := l.updateClusterState(ctx, obs)
 	report := &iterationReport{observation: obs, health: health}
 	defer func() { l.publish(ctx, report) }()
@@ -270,7 +373,9 @@ func (l *NodeLoop) RunOnce(ctx context.Context) error {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
 		return nil
 	}
-	if err := l.scaleUp(ctx, obs, report); err != nil {
+	err = l.scaleUp(ctx, obs, report)
+	l.waiters.update(obs.pending, report.plan)
+	if err != nil {
 		return err
 	}
 	return l.scaleDown(ctx, obs, report)

@@ -18,8 +18,14 @@ import (
 
 // observation is one iteration's view of the cluster and the cloud.
 type observation struct {
-	now   time.Time
+	now time.Time
+	// nodes are the nodes of the snapshot, so that what the loop counts
+	// and what the simulation places pods on are one view.
 	nodes []*corev1.Node
+	// observed are the nodes as the cluster state sees them, by name: not
+	// ready while their Ready condition is not True or a startup taint is
+	// on.
+	observed map[string]clusterstate.NodeObservation
 	// pending are the pods waiting for a node, unschedulable counts those
 	// the scheduler already failed to place.
 	pending       []*corev1.Pod
@@ -60,7 +66,7 @@ func errorType(err error) string {
 }
 
 func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
-	o := &observation{now: l.clock.Now(), groupOfNode: map[string]string{}}
+	o := &observation{now: l.clock.Now(), groupOfNode: map[string]string{}, observed: map[string]clusterstate.NodeObservation{}}
 	if err := l.timed("cloudProviderRefresh", l.cfg.Cloud.Refresh); err != nil {
 		return nil, fmt.Errorf("%w: refresh: %v", errCloud, err)
 	}
@@ -68,8 +74,14 @@ func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
 	if err := l.timed("snapshotSync", func() error { o.snapshot, err = l.live.Sync(); return err }); err != nil {
 		return nil, fmt.Errorf("sync snapshot: %w", err)
 	}
-	if o.nodes, err = l.nodes.List(labels.Everything()); err != nil {
-		return nil, fmt.Errorf("%w: list nodes: %v", errAPI, err)
+	for _, ni := range o.snapshot.Infos() {
+		n := ni.Node()
+		o.nodes = append(o.nodes, n)
+		obs := l.opts.Taints.Observe(n)
+		o.observed[n.Name] = obs
+		if !obs.Ready {
+			klog.FromContext(ctx).V(4).Info("Node not ready", "node", n.Name, "reason", obs.NotReady)
+		}
 	}
 	pods, err := l.pods.List(labels.Everything())
 	if err != nil {
@@ -116,7 +128,7 @@ func (l *NodeLoop) observeGroup(ctx context.Context, g cloudprovider.NodeGroup, 
 		o.problem = fmt.Sprintf("cannot read target size: %v", err)
 	} else if o.instances, err = g.Nodes(); err != nil {
 		o.problem = fmt.Sprintf("cannot list instances: %v", err)
-	} else if o.template, err = buildTemplate(g, daemonSets); err != nil {
+	} else if o.template, err = buildTemplate(g, daemonSets, l.opts.Taints); err != nil {
 		o.problem = fmt.Sprintf("cannot build template node: %v", err)
 	}
 	if o.problem != "" {
@@ -134,7 +146,7 @@ func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation) clust
 	var all []clusterstate.NodeObservation
 	for _, n := range o.nodes {
 		byProviderID[n.Spec.ProviderID] = n
-		all = append(all, nodeObservation(n))
+		all = append(all, o.observed[n.Name])
 	}
 	var groupObs []clusterstate.GroupObservation
 	for _, g := range o.groups {
@@ -144,7 +156,7 @@ func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation) clust
 		nodes := map[string]clusterstate.NodeObservation{}
 		for _, in := range g.instances {
 			if n, ok := byProviderID[in.Id]; ok {
-				nodes[in.Id] = nodeObservation(n)
+				nodes[in.Id] = o.observed[n.Name]
 			}
 		}
 		groupObs = append(groupObs, clusterstate.GroupObservation{ID: g.group.Id(), Target: g.target, Instances: g.instances, Nodes: nodes})
@@ -155,9 +167,8 @@ func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation) clust
 	return l.state.UpdateHealth(o.now, all)
 }
 
-func nodeObservation(n *corev1.Node) clusterstate.NodeObservation {
-	return clusterstate.NodeObservation{Name: n.Name, Ready: IsNodeReady(n), Created: n.CreationTimestamp.Time}
-}
+// ready reports whether the node can run pods now.
+func (o *observation) ready(name string) bool { return o.observed[name].Ready }
 
 func (l *NodeLoop) timed(function string, f func() error) error {
 	start := l.clock.Now()

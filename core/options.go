@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tidal-autoscaler/tidal/config"
@@ -35,7 +36,10 @@ type Options struct {
 	ProvisionAhead bool
 
 	ClusterState clusterstate.Options
-	ScaleDown    ScaleDownOptions
+	// Taints says which taints mark a node still starting (not ready) or
+	// held (ready, taking no pods), and which taints templates leave out.
+	Taints    clusterstate.Taints
+	ScaleDown ScaleDownOptions
 
 	WriteStatusConfigMap   bool
 	StatusConfigMapName    string
@@ -66,8 +70,18 @@ type ScaleDownOptions struct {
 	// EvictionRetryInterval is how long an eviction refused by a PDB waits
 	// before it is tried again.
 	EvictionRetryInterval time.Duration
-	MaxBulkSoftTaint      int
-	EvictDaemonSetPods    bool
+	// PodGonePollInterval is how often a drain looks whether its evicted
+	// pods are gone.
+	PodGonePollInterval time.Duration
+	// MaxBulkSoftTaint and MaxBulkSoftTaintTime bound the DeletionCandidate
+	// taints written (put or taken off) in one iteration.
+	MaxBulkSoftTaint     int
+	MaxBulkSoftTaintTime time.Duration
+	// NodeDeleteDelayAfterTaint: a removal waits this long after its taint
+	// before it reads the node's pods again, so the scheduler has seen the
+	// taint and any pod it bound meanwhile is found.
+	NodeDeleteDelayAfterTaint time.Duration
+	EvictDaemonSetPods        bool
 
 	// MinMilliCores and MinMemoryBytes: removals never take the cluster
 	// below these totals.
@@ -80,7 +94,7 @@ func OptionsFromConfig(o *config.Options) Options {
 	su, sd := o.ScaleUp, o.ScaleDown
 	return Options{
 		Namespace: o.Namespace, ScanInterval: o.ScanInterval,
-		Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: 5 * time.Minute,
+		Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: config.NodeLoopIterationTimeout,
 		Expander: su.Expander, MaxNodesTotal: su.MaxNodesTotal, MaxNodesPerScaleUp: su.MaxNodesPerScaleUp,
 		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
 		BalanceSimilarNodeGroups: su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels,
@@ -90,6 +104,7 @@ func OptionsFromConfig(o *config.Options) Options {
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
 			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,
 		},
+		Taints:               clusterstate.Taints{Startup: slices.Concat(o.Taints.StartupTaints, o.Taints.IgnoreTaints), Status: o.Taints.StatusTaints},
 		WriteStatusConfigMap: su.WriteStatusConfigMap, StatusConfigMapName: su.StatusConfigMapName, RecordDuplicatedEvents: su.RecordDuplicatedEvents,
 		ScaleDown: ScaleDownOptions{
 			Enabled: sd.Enabled, UtilizationThreshold: sd.UtilizationThreshold, UnneededTime: sd.UnneededTime, UnreadyTime: sd.UnreadyTime,
@@ -98,9 +113,10 @@ func OptionsFromConfig(o *config.Options) Options {
 			SkipNodesWithLocalStorage: sd.SkipNodesWithLocalStorage, SkipNodesWithCustomControllerPods: sd.SkipNodesWithCustomControllerPods,
 			MaxParallelism: sd.MaxParallelism, MaxDrainParallelism: sd.MaxDrainParallelism,
 			MaxGracefulTermination: time.Duration(sd.MaxGracefulTerminationSec) * time.Second, MaxPodEvictionTime: sd.MaxPodEvictionTime,
-			EvictionRetryInterval: 5 * time.Second, MaxBulkSoftTaint: sd.MaxBulkSoftTaintCount,
-			EvictDaemonSetPods: sd.DaemonSetEvictionForOccupiedNodes,
-			MinMilliCores:      su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
+			EvictionRetryInterval: 5 * time.Second, PodGonePollInterval: time.Second,
+			MaxBulkSoftTaint: sd.MaxBulkSoftTaintCount, MaxBulkSoftTaintTime: sd.MaxBulkSoftTaintTime,
+			NodeDeleteDelayAfterTaint: sd.NodeDeleteDelayAfterTaint, EvictDaemonSetPods: sd.DaemonSetEvictionForOccupiedNodes,
+			MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
 		},
 	}
 }

@@ -74,8 +74,11 @@ func scaleUpStatus(r *iterationReport) ScaleUpStatus {
 		st.ScaleUps = append(st.ScaleUps, e)
 	}
 	for _, n := range p.NoScaleUp {
-		ex := n.Group.Representative()
-		st.NoScaleUp = append(st.NoScaleUp, NoScaleUpEntry{Pods: len(n.Group.Pods), Example: ex.Namespace + "/" + ex.Name,
+		if len(n.Pods) == 0 {
+			continue
+		}
+		ex := n.Pods[0]
+		st.NoScaleUp = append(st.NoScaleUp, NoScaleUpEntry{Pods: len(n.Pods), Example: ex.Namespace + "/" + ex.Name,
 			Reasons: formatReasons(n.Reasons)})
 	}
 	switch {
@@ -168,7 +171,7 @@ func (l *NodeLoop) setGauges(r *iterationReport) {
 			byReason["scale_up_triggered"] += len(u.Pods)
 		}
 		for _, n := range p.NoScaleUp {
-			byReason["no_node_group_fits"] += len(n.Group.Pods)
+			byReason["no_node_group_fits"] += len(n.Pods)
 		}
 	}
 	for _, reason := range []string{"expendable", "too_young", "unsupported", "fits_existing_or_upcoming", "skipped_for_time", "scale_up_triggered", "no_node_group_fits"} {

@@ -1,9 +1,11 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"time"
 
@@ -131,7 +133,7 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
 		case l.checker.Snapshot().NodeInfo(n.Name) != nil:
 			in.Candidates = append(in.Candidates, scaledown.Candidate{Name: n.Name, Group: gid,
-				Threshold: l.groupOptions(o, gid).ScaleDownUtilizationThreshold, Unready: !IsNodeReady(n)})
+				Threshold: l.groupOptions(o, gid).ScaleDownUtilizationThreshold, Unready: !o.ready(n.Name)})
 		}
 	}
 	pdbs, err := l.pdbs.List(labels.Everything())
@@ -200,35 +202,68 @@ func (l *NodeLoop) trackUnneeded(now time.Time, plan *scaledown.Plan, nodes map[
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
 }
 
-// softTaint marks unneeded nodes with the PreferNoSchedule deletion
-// candidate taint (a few per iteration, as Cluster Autoscaler does) and
-// takes it off nodes that are needed again.
+// softTaint puts the PreferNoSchedule deletion candidate taint on unneeded
+// nodes and takes it off nodes needed again, the latter first, within one
+// budget of --max-bulk-soft-taint-count writes and
+// --max-bulk-soft-taint-time, as Cluster Autoscaler does: a burst of nodes
+// changing their minds never stalls the loop; the rest wait for the next
+// iterations.
 func (l *NodeLoop) softTaint(ctx context.Context, plan *scaledown.Plan, nodes map[string]*corev1.Node) {
-	logger := klog.FromContext(ctx)
-	budget := l.opts.ScaleDown.MaxBulkSoftTaint
-	for _, u := range plan.Unneeded {
-		n := nodes[u.Node]
-		if n == nil || hasTaint(n, scaledown.DeletionCandidateTaint) || budget <= 0 {
-			continue
+	remove, add := scaledown.SoftTaintChanges(l.softTaintNodes(plan, nodes))
+	budget := scaledown.NewBudget(l.opts.ScaleDown.MaxBulkSoftTaint, l.clock.Now(), l.opts.ScaleDown.MaxBulkSoftTaintTime)
+	done := l.writeWithin(ctx, budget, remove, "remove", func(name string) error {
+		return removeTaint(ctx, l.cfg.Client, name, scaledown.DeletionCandidateTaint)
+	})
+	done += l.writeWithin(ctx, budget, add, "add", func(name string) error {
+		return addTaint(ctx, l.cfg.Client, name, deletionCandidate(l.unneededSince[name]))
+	})
+	if left := len(remove) + len(add) - done; left > 0 {
+		klog.FromContext(ctx).V(2).Info("Soft-taint budget spent; the other nodes wait for the next iterations", "written", done, "left", left)
+	}
+}
+
+// writeWithin writes the deletion candidate taint of nodes while the budget
+// lasts, and returns how many it wrote (or tried to).
+func (l *NodeLoop) writeWithin(ctx context.Context, budget *scaledown.Budget, nodes []string, what string, write func(string) error) int {
+	n := 0
+	for _, name := range nodes {
+		if !budget.Take(l.clock.Now()) {
+			break
 		}
-		budget--
-		if err := addTaint(ctx, l.cfg.Client, n.Name, deletionCandidate(l.unneededSince[n.Name])); err != nil {
-			logger.Error(err, "Could not add the deletion candidate taint", "node", n.Name)
+		n++
+		if err := write(name); err != nil {
+			klog.FromContext(ctx).Error(err, "Could not "+what+" the deletion candidate taint", "node", name)
 		}
 	}
+	return n
+}
+
+// softTaintNodes is what the soft-taint step needs to know of each node.
+func (l *NodeLoop) softTaintNodes(plan *scaledown.Plan, nodes map[string]*corev1.Node) []scaledown.SoftTaintNode {
 	deleting, _ := l.actuator.deleting()
-	busy := map[string]bool{}
+	busy := make(map[string]bool, len(deleting))
 	for _, d := range deleting {
 		busy[d] = true
 	}
-	for name, n := range nodes {
-		if _, unneeded := l.unneededSince[name]; unneeded || busy[name] || !hasTaint(n, scaledown.DeletionCandidateTaint) {
-			continue
-		}
-		if err := removeTaint(ctx, l.cfg.Client, name, scaledown.DeletionCandidateTaint); err != nil {
-			logger.Error(err, "Could not remove the deletion candidate taint", "node", name)
+	out := make([]scaledown.SoftTaintNode, 0, len(nodes))
+	seen := make(map[string]bool, len(plan.Unneeded))
+	for _, u := range plan.Unneeded {
+		if n := nodes[u.Node]; n != nil {
+			seen[u.Node] = true
+			out = append(out, l.softTaintNode(n, true, busy))
 		}
 	}
+	for name, n := range nodes {
+		if !seen[name] {
+			out = append(out, l.softTaintNode(n, false, busy))
+		}
+	}
+	return out
+}
+
+func (l *NodeLoop) softTaintNode(n *corev1.Node, unneeded bool, busy map[string]bool) scaledown.SoftTaintNode {
+	return scaledown.SoftTaintNode{Name: n.Name, Tainted: hasTaint(n, scaledown.DeletionCandidateTaint), Unneeded: unneeded,
+		Removing: busy[n.Name] || hasTaint(n, scaledown.ToBeDeletedTaint)}
 }
 
 // scaleDownCooldown says why scale-down must wait, or "".
@@ -324,14 +359,18 @@ func (l *NodeLoop) unneededDue(o *observation, u scaledown.Unneeded) (time.Time,
 }
 
 // placeHeadroom puts the headroom pods on the free capacity of the
-// snapshot (forked by the caller) and returns what identifies the
-// placement, for the planner's memory.
+// snapshot (forked by the caller), in an order of their own, and returns
+// what identifies the placement for the planner's memory: which pods, with
+// what scheduling fields (their equivalence keys), went on which node.
 func (l *NodeLoop) placeHeadroom(ctx context.Context, pods []*corev1.Pod) (string, error) {
 	if len(pods) == 0 {
 		return "", nil
 	}
+	pods = slices.SortedFunc(slices.Values(pods), func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	snap := l.checker.Snapshot()
-	placed := 0
+	var placed []string
 	for _, g := range l.keys.Group(pods) {
 		gc, err := l.checker.CheckGroup(ctx, g)
 		if err != nil {
@@ -341,9 +380,17 @@ func (l *NodeLoop) placeHeadroom(ctx context.Context, pods []*corev1.Pod) (strin
 		if err != nil {
 			return "", err
 		}
-		placed += len(done)
+		for _, pl := range done {
+			p := pl.Info.GetPod()
+			placed = append(placed, fmt.Sprintf("%s/%s@%s#%s", p.Namespace, p.Name, pl.Node, g.Key))
+		}
 	}
-	return fmt.Sprintf("headroom %d/%d", placed, len(pods)), nil
+	slices.Sort(placed)
+	h := fnv.New64a()
+	for _, p := range placed {
+		h.Write([]byte(p + "\n"))
+	}
+	return fmt.Sprintf("headroom %d/%d %x", len(placed), len(pods), h.Sum64()), nil
 }
 
 // realPods drops the pictured pods: they have nothing to evict.

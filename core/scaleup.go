@@ -1,8 +1,10 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,16 +35,16 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 	podGroups := l.orderGroups(l.keys.Group(pods))
 	groups := l.decisionGroups(o)
 	for attempt := 0; attempt < maxScaleUpAttempts; attempt++ {
-		plan, err := scaleup.Decide(ctx, l.decisionInput(o, podGroups, groups))
+		plan, reused, err := l.suMemory.Decide(ctx, l.decisionInput(o, podGroups, groups))
 		if err != nil {
 			return fmt.Errorf("scale-up decision: %w", err)
 		}
 		report.plan = plan
-		l.cfg.Metrics.observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
-		l.cfg.Metrics.observe("scaleUp:estimate", plan.Timings.Estimate)
-		if plan.Skipped > 0 {
-			l.fairness++
+		if !reused {
+			l.cfg.Metrics.observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
+			l.cfg.Metrics.observe("scaleUp:estimate", plan.Timings.Estimate)
 		}
+		l.unfinished = groupKeys(plan.Unfinished)
 		failed := l.execute(ctx, o, plan, groups, report)
 		if len(failed) == 0 {
 			break
@@ -73,36 +75,43 @@ func (l *NodeLoop) selectPending(ctx context.Context, o *observation, report *it
 			out = append(out, p)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		pi, pj := podPriority(out[i]), podPriority(out[j])
-		if pi != pj {
-			return pi > pj
-		}
-		return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp)
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(podPriority(b), podPriority(a)), a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
+			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	klog.FromContext(ctx).V(4).Info("Pending pods", "unschedulable", len(o.pending), "considered", len(out),
 		"expendable", report.expendable, "young", report.young)
 	return out
 }
 
-// orderGroups rotates groups of equal priority when earlier decisions ran
-// out of time, so every workload makes progress across iterations.
+// orderGroups puts first, among groups of equal priority, those the last
+// decision left unfinished for lack of time, so every workload makes
+// progress across iterations.
 func (l *NodeLoop) orderGroups(groups []*simulator.PodGroup) []*simulator.PodGroup {
-	if l.fairness == 0 || len(groups) < 2 {
+	if len(l.unfinished) == 0 {
 		return groups
 	}
-	out := make([]*simulator.PodGroup, 0, len(groups))
-	for start := 0; start < len(groups); {
-		end := start
-		prio := podPriority(groups[start].Representative())
-		for end < len(groups) && podPriority(groups[end].Representative()) == prio {
-			end++
+	out := slices.Clone(groups)
+	slices.SortStableFunc(out, func(a, b *simulator.PodGroup) int {
+		if c := cmp.Compare(podPriority(b.Representative()), podPriority(a.Representative())); c != 0 {
+			return c
 		}
-		band := groups[start:end]
-		k := l.fairness % len(band)
-		out = append(out, band[k:]...)
-		out = append(out, band[:k]...)
-		start = end
+		ua, ub := l.unfinished[a.Key], l.unfinished[b.Key]
+		switch {
+		case ua && !ub:
+			return -1
+		case ub && !ua:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func groupKeys(groups []*simulator.PodGroup) map[string]bool {
+	out := make(map[string]bool, len(groups))
+	for _, g := range groups {
+		out[g.Key] = true
 	}
 	return out
 }
@@ -126,13 +135,18 @@ func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
 
 func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, groups []scaleup.Group) scaleup.Input {
 	in := scaleup.Input{
-		Checker: l.checker, Pending: pods, Groups: groups, Chain: l.chain,
+		Checker: l.checker, NotReady: map[string]bool{}, Pending: pods, Groups: groups, Chain: l.chain,
 		ExpanderContext:        l.expanderContext(o, groups),
 		BalanceSimilar:         l.opts.BalanceSimilarNodeGroups,
 		BalancingIgnoredLabels: l.opts.BalancingIgnoreLabels,
 		Limits: scaleup.Limits{MaxNodesTotal: l.opts.MaxNodesTotal, MaxNodesPerScaleUp: l.opts.MaxNodesPerScaleUp,
 			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes},
 		Now: l.clock.Now,
+	}
+	for name, n := range o.observed {
+		if !n.Ready {
+			in.NotReady[name] = true
+		}
 	}
 	if l.opts.MaxBinpackingTime > 0 {
 		in.Deadline = l.clock.Now().Add(l.opts.MaxBinpackingTime)
@@ -202,9 +216,7 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 				ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: err.Error()})
 			l.cfg.Metrics.FailedScaleUps.WithLabelValues(up.Group, "cloudProviderError").Inc()
 			l.events.onStatus(l.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v", up.Group, delta, err)
-			for _, p := range up.Pods {
-				l.events.onPod(p, corev1.EventTypeWarning, "FailedScaleUp", "pod triggered a scale-up of %s that failed: %v", up.Group, err)
-			}
+			l.tellFailed(up.Pods, up.Group, err.Error())
 			markUnavailable(groups, up.Group, l.state.Group(up.Group).BackoffReason)
 			failed = append(failed, up.Group)
 			continue
@@ -227,6 +239,15 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 			fmt.Sprintf("node group %s %d->%d (max: %d)", up.Group, up.From, up.To, up.Max))
 	}
 	return failed
+}
+
+// tellFailed tells pods that counted on a scale-up of group that it
+// failed, and why, in a FailedScaleUp warning.
+func (l *NodeLoop) tellFailed(pods []*corev1.Pod, group, why string) {
+	for _, p := range pods {
+		l.events.onPod(p, corev1.EventTypeWarning, "FailedScaleUp", "pod triggered a scale-up of %s that failed: %s", group, why)
+	}
+	l.tellSources(pods, corev1.EventTypeWarning, "FailedScaleUp", fmt.Sprintf("a scale-up of node group %s failed: %s", group, why))
 }
 
 // picturedNote says how many of a scale-up's pods do not exist yet: ones
@@ -272,17 +293,18 @@ func markGrown(groups []scaleup.Group, id string, delta int) {
 }
 
 // explainNoScaleUp tells each pod no group can help why, per node group,
-// in Cluster Autoscaler's words.
+// in Cluster Autoscaler's words. Only those pods: others of their group
+// may fit a node or have triggered a scale-up.
 func (l *NodeLoop) explainNoScaleUp(plan *scaleup.Plan) {
 	if plan == nil {
 		return
 	}
 	for _, n := range plan.NoScaleUp {
 		msg := "pod didn't trigger scale-up: " + formatReasons(n.Reasons)
-		for _, p := range n.Group.Pods {
+		for _, p := range n.Pods {
 			l.events.onPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
 		}
-		l.tellSources(n.Group.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
+		l.tellSources(n.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
 	}
 }
 

@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"maps"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,8 +122,11 @@ func (l *liveSnapshot) applyNode(name string, n *corev1.Node) {
 		}
 		_ = l.snap.RemoveNode(name)
 	case n != nil && existing != nil:
+		old := existing.Node()
 		existing.SetNode(n)
-		l.snap.Touch()
+		if schedulingChanged(old, n) {
+			l.snap.Touch()
+		}
 	case n != nil:
 		_, _ = l.snap.AddNode(n)
 		for uid, p := range l.orphans[name] {
@@ -139,7 +141,7 @@ func (l *liveSnapshot) applyNode(name string, n *corev1.Node) {
 func (l *liveSnapshot) applyPod(uid types.UID, p *corev1.Pod) error {
 	old, had := l.placed[uid]
 	want := p != nil && p.Spec.NodeName != "" && !isTerminal(p)
-	if had && want && old.node == p.Spec.NodeName && old.pod.Generation == p.Generation && maps.Equal(old.pod.Labels, p.Labels) {
+	if had && want && old.node == p.Spec.NodeName && !simulationChanged(old.pod, p) {
 		return nil
 	}
 	if had {

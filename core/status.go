@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
@@ -124,7 +125,11 @@ type NodeGroupStatus struct {
 	LastScaleUp string `json:"lastScaleUp,omitempty"`
 }
 
-// statusWriter writes the status ConfigMap.
+// statusWriter writes the status ConfigMap. It reads the ConfigMap once
+// (and again after a conflict) and updates it from there, keeping its
+// labels and annotations: the installation creates it (deploy/), and
+// tidal's Role lets it get and update that one ConfigMap only. It creates
+// the ConfigMap only where it is missing and tidal may create ConfigMaps.
 type statusWriter struct {
 	client  kubernetes.Interface
 	enabled bool
@@ -142,11 +147,17 @@ func newStatusWriter(client kubernetes.Interface, opts Options, c clock.Clock) *
 	return &statusWriter{client: client, enabled: opts.WriteStatusConfigMap, ns: opts.Namespace, name: opts.StatusConfigMapName, clock: c}
 }
 
-// object is the ConfigMap as last written, for events.
+// object is the ConfigMap as last read or written, for events.
 func (w *statusWriter) object() *corev1.ConfigMap {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cm
+}
+
+func (w *statusWriter) setObject(cm *corev1.ConfigMap) {
+	w.mu.Lock()
+	w.cm = cm
+	w.mu.Unlock()
 }
 
 // write stores s unless it is the same as last time and was written
@@ -165,22 +176,59 @@ func (w *statusWriter) write(ctx context.Context, s Status) error {
 	if err != nil {
 		return fmt.Errorf("encode status: %w", err)
 	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: w.ns,
-			Annotations: map[string]string{StatusUpdatedAnnotation: now.UTC().Format(time.RFC3339)}},
-		Data: map[string]string{StatusConfigMapKey: string(raw)},
-	}
-	written, err := w.client.CoreV1().ConfigMaps(w.ns).Update(ctx, cm, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		written, err = w.client.CoreV1().ConfigMaps(w.ns).Create(ctx, cm, metav1.CreateOptions{})
-	}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error { return w.store(ctx, string(raw), now) })
 	if err != nil {
 		return fmt.Errorf("write status ConfigMap %s/%s: %w", w.ns, w.name, err)
 	}
-	w.mu.Lock()
-	w.cm = written
-	w.mu.Unlock()
 	w.last, w.lastWrite = s, now
 	klog.FromContext(ctx).V(5).Info("Status written", "configMap", w.ns+"/"+w.name)
+	return nil
+}
+
+// store puts the status YAML into the ConfigMap: an update of the one last
+// seen, read first when there is none. A conflict or a vanished ConfigMap
+// makes the next try read it again.
+func (w *statusWriter) store(ctx context.Context, status string, now time.Time) error {
+	cms := w.client.CoreV1().ConfigMaps(w.ns)
+	cm := w.object()
+	if cm == nil {
+		got, err := cms.Get(ctx, w.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return w.create(ctx, status, now)
+		}
+		if err != nil {
+			return err
+		}
+		cm = got
+	}
+	next := cm.DeepCopy()
+	if next.Annotations == nil {
+		next.Annotations = map[string]string{}
+	}
+	next.Annotations[StatusUpdatedAnnotation] = now.UTC().Format(time.RFC3339)
+	next.Data = map[string]string{StatusConfigMapKey: status}
+	written, err := cms.Update(ctx, next, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		w.setObject(nil)
+	}
+	if err != nil {
+		return err
+	}
+	w.setObject(written)
+	return nil
+}
+
+// create makes the ConfigMap where the installation did not.
+func (w *statusWriter) create(ctx context.Context, status string, now time.Time) error {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: w.ns,
+			Annotations: map[string]string{StatusUpdatedAnnotation: now.UTC().Format(time.RFC3339)}},
+		Data: map[string]string{StatusConfigMapKey: status},
+	}
+	written, err := w.client.CoreV1().ConfigMaps(w.ns).Create(ctx, cm, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("it does not exist, and creating it failed (install it with deploy/): %w", err)
+	}
+	w.setObject(written)
 	return nil
 }

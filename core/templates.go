@@ -10,13 +10,15 @@ import (
 	"k8s.io/kubernetes/pkg/controller/daemon"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
 // buildTemplate is the node a group would add: the provider's template
-// node and static pods, plus a pod for every DaemonSet the DaemonSet
-// controller would run there (decided by its own rule).
-func buildTemplate(g cloudprovider.NodeGroup, daemonSets []*appsv1.DaemonSet) (*simulator.NodeTemplate, error) {
+// node, without the taints that come and go (taints.ForTemplate), and its
+// static pods, plus a pod for every DaemonSet the DaemonSet controller
+// would run there (decided by its own rule).
+func buildTemplate(g cloudprovider.NodeGroup, daemonSets []*appsv1.DaemonSet, taints clusterstate.Taints) (*simulator.NodeTemplate, error) {
 	t, err := g.TemplateNodeInfo()
 	if err != nil {
 		return nil, fmt.Errorf("node group %s: template node: %w", g.Id(), err)
@@ -24,16 +26,21 @@ func buildTemplate(g cloudprovider.NodeGroup, daemonSets []*appsv1.DaemonSet) (*
 	if t == nil || t.Node == nil {
 		return nil, fmt.Errorf("node group %s: the provider returned no template node", g.Id())
 	}
+	node := t.Node
+	if kept := taints.ForTemplate(node.Spec.Taints); len(kept) != len(node.Spec.Taints) {
+		node = node.DeepCopy()
+		node.Spec.Taints = kept
+	}
 	pods := append([]*corev1.Pod(nil), t.Pods...)
 	for _, ds := range daemonSets {
-		if run, _ := daemon.NodeShouldRunDaemonPod(klog.Background(), t.Node, ds); !run {
+		if run, _ := daemon.NodeShouldRunDaemonPod(klog.Background(), node, ds); !run {
 			continue
 		}
-		p := daemon.NewPod(ds, t.Node.Name)
-		p.Name = fmt.Sprintf("%s-%s", ds.Name, t.Node.Name)
+		p := daemon.NewPod(ds, node.Name)
+		p.Name = fmt.Sprintf("%s-%s", ds.Name, node.Name)
 		p.UID = ds.UID
 		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(ds, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))}
 		pods = append(pods, p)
 	}
-	return simulator.NewNodeTemplate(g.Id(), t.Node, pods)
+	return simulator.NewNodeTemplate(g.Id(), node, pods)
 }

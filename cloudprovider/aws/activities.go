@@ -2,7 +2,6 @@ package aws
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -63,33 +62,56 @@ func classifyLaunchFailure(asg, message string) *cloudprovider.InstanceErrorInfo
 	}
 }
 
-// launchFailure looks at a group's scaling activities and returns the
-// error of its latest launch attempt started at or after since, or nil
-// when that attempt did not fail (or there is none).
-func launchFailure(asg string, activities []astypes.Activity, since time.Time) *cloudprovider.InstanceErrorInfo {
-	launches := make([]astypes.Activity, 0, len(activities))
-	for _, a := range activities {
+// launches is what a group's scaling activities tell of the launches
+// started at or after a time.
+type launches struct {
+	// failure is the error of the latest of them, when it failed.
+	failure *cloudprovider.InstanceErrorInfo
+	// succeeded counts the launches done (the instance is in service);
+	// inFlight those neither done, failed nor cancelled.
+	succeeded, inFlight int
+}
+
+// readLaunches looks at a group's scaling activities (in any order) and
+// sums up its launches started at or after since.
+func readLaunches(asg string, activities []astypes.Activity, since time.Time) launches {
+	var out launches
+	var latest *astypes.Activity
+	for i := range activities {
+		a := &activities[i]
 		if a.StartTime == nil || a.StartTime.Before(since) {
 			continue
 		}
 		if !strings.HasPrefix(strings.ToLower(deref(a.Description)), "launching") {
 			continue
 		}
-		launches = append(launches, a)
+		switch a.StatusCode {
+		case astypes.ScalingActivityStatusCodeSuccessful:
+			out.succeeded++
+		case astypes.ScalingActivityStatusCodeFailed, astypes.ScalingActivityStatusCodeCancelled:
+		default:
+			out.inFlight++
+		}
+		if latest == nil || a.StartTime.After(*latest.StartTime) {
+			latest = a
+		}
 	}
-	if len(launches) == 0 {
-		return nil
-	}
-	sort.SliceStable(launches, func(i, j int) bool { return launches[i].StartTime.After(*launches[j].StartTime) })
-	latest := launches[0]
-	if latest.StatusCode != astypes.ScalingActivityStatusCodeFailed {
-		return nil
+	if latest == nil || latest.StatusCode != astypes.ScalingActivityStatusCodeFailed {
+		return out
 	}
 	msg := deref(latest.StatusMessage)
 	if msg == "" {
 		msg = deref(latest.Description)
 	}
-	return classifyLaunchFailure(asg, msg)
+	out.failure = classifyLaunchFailure(asg, msg)
+	return out
+}
+
+// launchFailure returns the error of a group's latest launch attempt
+// started at or after since, or nil when that attempt did not fail (or
+// there is none).
+func launchFailure(asg string, activities []astypes.Activity, since time.Time) *cloudprovider.InstanceErrorInfo {
+	return readLaunches(asg, activities, since).failure
 }
 
 func deref[T any](p *T) T {
@@ -98,4 +120,29 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// watchVerdict is what a watch over a group's launches in flight does
+// after reading its scaling activities.
+type watchVerdict int
+
+const (
+	// keepWatching: launches are still in flight, or not yet started.
+	keepWatching watchVerdict = iota
+	// launchFailed: the latest launch failed; the node loop is told.
+	launchFailed
+	// launchesDone: every launch asked for is in service.
+	launchesDone
+)
+
+// judgeLaunches decides a watch's next step from the launches read since
+// it started and the number of instances asked for since then.
+func judgeLaunches(l launches, wanted int) watchVerdict {
+	switch {
+	case l.failure != nil:
+		return launchFailed
+	case l.inFlight == 0 && l.succeeded >= wanted:
+		return launchesDone
+	}
+	return keepWatching
 }

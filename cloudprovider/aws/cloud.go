@@ -10,7 +10,10 @@
 // desired capacity. Instances a group was asked for but has not launched are
 // listed as placeholders, carrying the error of the group's last failed
 // launch (a stock-out is an OutOfResources error) so the node loop can back
-// the group off. Template nodes for scale from zero are built from
+// the group off. While launches tidal asked for are in flight, the group's
+// scaling activities are watched every couple of seconds, and the node
+// loop is told of a failure at once (cloudprovider.InstanceErrorNotifier).
+// Template nodes for scale from zero are built from
 // DescribeInstanceTypes, the group's launch template, mixed instances policy
 // or launch configuration, and Cluster Autoscaler's node-template tags.
 package aws
@@ -72,6 +75,13 @@ type Config struct {
 	LaunchTemplateTTL time.Duration
 	// OperationTimeout bounds one AWS call, retries included; default 2m.
 	OperationTimeout time.Duration
+	// LaunchWatchInterval is how often the scaling activities of a group
+	// with launches in flight are read, at most; default 2s.
+	LaunchWatchInterval time.Duration
+	// LaunchWatchTimeout is how long launches are watched at most after
+	// the last increase; default 15m (--max-node-provision-time), after
+	// which the node loop gives up on them anyway.
+	LaunchWatchTimeout time.Duration
 }
 
 // ConfigFromOptions makes the provider's configuration from validated
@@ -83,6 +93,8 @@ func ConfigFromOptions(opts *config.Options) (Config, error) {
 		RefreshInterval: opts.AWS.RefreshInterval,
 		MaxPods:         opts.AWS.MaxPods,
 		NodeReservation: opts.AWS.NodeReservation,
+
+		LaunchWatchTimeout: opts.MaxNodeProvisionTime,
 	}
 	if opts.AWS.PriceTable != "" {
 		t, err := LoadPriceTable(opts.AWS.PriceTable)
@@ -113,6 +125,12 @@ func (c *Config) setDefaults() {
 	if c.OperationTimeout <= 0 {
 		c.OperationTimeout = 2 * time.Minute
 	}
+	if c.LaunchWatchInterval <= 0 {
+		c.LaunchWatchInterval = DefaultLaunchWatchInterval
+	}
+	if c.LaunchWatchTimeout <= 0 {
+		c.LaunchWatchTimeout = 15 * time.Minute
+	}
 }
 
 func (c *Config) validate() error {
@@ -138,7 +156,7 @@ type Cloud struct {
 	ctx     context.Context
 	cfg     Config
 	api     Clients
-	clock   clock.PassiveClock
+	clock   clock.WithTicker
 	events  EventFunc
 	limiter *cloudprovider.ResourceLimiter
 
@@ -160,15 +178,31 @@ type Cloud struct {
 	missing map[string]bool
 	// noneFound is set while auto-discovery finds no group, to warn once.
 	noneFound bool
+	// seq numbers reads and resets of launch failures, to tell which of
+	// two came later.
+	seq uint64
+
+	// notify is told of groups whose launches failed; nil until the node
+	// loop registers, and no launch is watched while nil.
+	notify func(group string)
+	// watches are the groups whose launches in flight are watched.
+	watches map[string]*launchWatch
+	// closed is set by Cleanup: no more watches.
+	closed bool
+	// watchers counts the watches' goroutines.
+	watchers sync.WaitGroup
 }
 
-var _ cloudprovider.CloudProvider = (*Cloud)(nil)
+var (
+	_ cloudprovider.CloudProvider         = (*Cloud)(nil)
+	_ cloudprovider.InstanceErrorNotifier = (*Cloud)(nil)
+)
 
 // Option configures a Cloud.
 type Option func(*Cloud)
 
 // WithClock replaces the real clock, for tests that drive time.
-func WithClock(c clock.PassiveClock) Option { return func(cl *Cloud) { cl.clock = c } }
+func WithClock(c clock.WithTicker) Option { return func(cl *Cloud) { cl.clock = c } }
 
 // WithEvents sets where the provider's events go.
 func WithEvents(f EventFunc) Option { return func(cl *Cloud) { cl.events = f } }
@@ -182,7 +216,8 @@ func WithResourceLimiter(l *cloudprovider.ResourceLimiter) Option {
 // credentials or a wrong region stop tidal at start with a clear error.
 // ctx carries the logger and bounds nothing but this first read: calls
 // made later are bounded by cfg.OperationTimeout and are not cancelled
-// when ctx ends, so no request is left half made at shutdown.
+// when ctx ends, so no request is left half made at shutdown. Only the
+// watches of launches in flight, which just read, end with ctx.
 func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -193,6 +228,7 @@ func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, 
 		events:  func(string, string, string) {},
 		limiter: cloudprovider.NewResourceLimiter(nil, nil),
 		groups:  map[string]*nodeGroup{}, byInstance: map[string]string{}, missing: map[string]bool{},
+		watches: map[string]*launchWatch{},
 	}
 	c.lts.ttl = cfg.LaunchTemplateTTL
 	for _, o := range opts {
@@ -315,8 +351,16 @@ func (c *Cloud) GetAvailableGPUTypes() map[string]struct{} {
 	return out
 }
 
-// Cleanup implements cloudprovider.CloudProvider.
-func (c *Cloud) Cleanup() error { return nil }
+// Cleanup implements cloudprovider.CloudProvider: it stops the watches of
+// launches in flight and waits for them to end.
+func (c *Cloud) Cleanup() error {
+	c.mu.Lock()
+	c.closed = true
+	c.stopWatchesLocked()
+	c.mu.Unlock()
+	c.watchers.Wait()
+	return nil
+}
 
 // Refresh reads the groups again when the cache is older than the refresh
 // interval (the converging interval while a group is changing) or a change
@@ -350,6 +394,13 @@ func (c *Cloud) refreshDueLocked(now time.Time) bool {
 		}
 	}
 	return false
+}
+
+// nextSeqLocked returns a new sequence number, greater than every one
+// before.
+func (c *Cloud) nextSeqLocked() uint64 {
+	c.seq++
+	return c.seq
 }
 
 // markDirty makes the next Refresh read the groups again.

@@ -49,7 +49,10 @@ type groupState struct {
 	instances               []instance
 	// failure is the error of the group's last failed launch since it was
 	// last grown, given to its placeholders.
-	failure     *cloudprovider.InstanceErrorInfo
+	failure *cloudprovider.InstanceErrorInfo
+	// failureSeq is the sequence number (Cloud.seq) taken before failure
+	// was read, or when a request reset it: a read begun earlier is older.
+	failureSeq  uint64
 	describedAt time.Time
 	template    *corev1.Node
 	templateErr error
@@ -173,7 +176,9 @@ func (g *nodeGroup) checkActionableLocked(op string) error {
 }
 
 // IncreaseSize raises the desired capacity by delta with
-// SetDesiredCapacity (HonorCooldown=false).
+// SetDesiredCapacity (HonorCooldown=false). While the launches are in
+// flight, their scaling activities are watched when someone is to be told
+// of failures (NotifyInstanceErrors).
 func (g *nodeGroup) IncreaseSize(delta int) error {
 	if delta <= 0 {
 		return fmt.Errorf("Auto Scaling Group %s: increase size by %d: delta must be positive", g.name, delta)
@@ -195,8 +200,12 @@ func (g *nodeGroup) IncreaseSize(delta int) error {
 	}
 	g.cloud.mu.Lock()
 	g.st.lastIncrease = g.cloud.clock.Now()
-	g.st.failure = nil
+	g.st.failure, g.st.failureSeq = nil, g.cloud.nextSeqLocked()
+	watched := g.cloud.watchLaunchesLocked(g.name, delta)
 	g.cloud.mu.Unlock()
+	if watched > 0 {
+		g.cloud.logger().V(2).Info("Watching launches in flight", "asg", g.name, "wanted", watched, "interval", g.cloud.cfg.LaunchWatchInterval)
+	}
 	return nil
 }
 
@@ -243,6 +252,10 @@ func (g *nodeGroup) setDesired(from, to int, op string) error {
 	g.cloud.logger().Info("Set desired capacity", "asg", g.name, "from", from, "to", to, "reason", op)
 	g.cloud.mu.Lock()
 	g.st.desired = to
+	if to < from {
+		// Requests cancelled: their launches are no longer awaited.
+		g.cloud.stopWatchLocked(g.name)
+	}
 	g.cloud.mu.Unlock()
 	return nil
 }

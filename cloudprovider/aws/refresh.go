@@ -24,8 +24,9 @@ const (
 	// recordsPerPage is the page size asked of paginated calls.
 	recordsPerPage = 100
 	// activitiesToRead is how many recent scaling activities are read to
-	// find a failed launch.
-	activitiesToRead = 20
+	// find a failed launch and count the launches done (the most one
+	// call returns).
+	activitiesToRead = 100
 	// failureWindow bounds how far back a failed launch is looked for
 	// when tidal has not grown the group itself (after a restart).
 	failureWindow = time.Hour
@@ -42,6 +43,9 @@ type described struct {
 	templateErr error
 	warnings    []string
 	failure     *cloudprovider.InstanceErrorInfo
+	// failureUnknown is set when the scaling activities could not be
+	// read: the failure known before stands.
+	failureUnknown bool
 }
 
 // refresh reads every managed group, resolves what they launch, reads the
@@ -55,6 +59,8 @@ func (c *Cloud) refresh(ctx context.Context) error {
 	start := c.clock.Now()
 	c.mu.Lock()
 	changes := c.changes
+	// Everything below is read after seq was taken.
+	seq := c.nextSeqLocked()
 	c.mu.Unlock()
 
 	found, err := c.describeGroups(ctx)
@@ -99,19 +105,22 @@ func (c *Cloud) refresh(ctx context.Context) error {
 			if t := lastIncrease[name]; !t.IsZero() {
 				since = t.Add(-clockSkew)
 			}
-			failure, err := c.readLaunchFailure(ctx, name, since)
+			activities, err := c.describeActivities(ctx, name)
 			if err != nil {
-				// As Cluster Autoscaler: without activities, assume
-				// the group can launch.
-				logger.Error(err, "Could not read scaling activities", "asg", name)
+				// Unknown is not "no failure": the last failure read
+				// stands (none read, as Cluster Autoscaler, means the
+				// group can launch).
+				logger.Error(err, "Could not read scaling activities; keeping the last launch failure read, if any", "asg", name)
+				d.failureUnknown = true
+				continue
 			}
-			d.failure = failure
+			d.failure = launchFailure(name, activities, since)
 		}
 	}
 
 	c.mu.Lock()
 	now := c.clock.Now()
-	logs := c.applyLocked(results, now)
+	logs := c.applyLocked(results, now, seq)
 	c.lastRefresh = now
 	// A change made while this refresh was reading may not be in what it
 	// read: read again next time.
@@ -180,7 +189,9 @@ func (c *Cloud) describeInto(ctx context.Context, in *autoscaling.DescribeAutoSc
 	return nil
 }
 
-func (c *Cloud) readLaunchFailure(ctx context.Context, name string, since time.Time) (*cloudprovider.InstanceErrorInfo, error) {
+// describeActivities reads a group's latest scaling activities, newest
+// first: one call, for refreshes and for watches of launches in flight.
+func (c *Cloud) describeActivities(ctx context.Context, name string) ([]astypes.Activity, error) {
 	out, err := c.api.AutoScaling.DescribeScalingActivities(ctx, &autoscaling.DescribeScalingActivitiesInput{
 		AutoScalingGroupName: aws.String(name),
 		MaxRecords:           aws.Int32(activitiesToRead),
@@ -188,7 +199,7 @@ func (c *Cloud) readLaunchFailure(ctx context.Context, name string, since time.T
 	if err != nil {
 		return nil, fmt.Errorf("DescribeScalingActivities %s: %w", name, err)
 	}
-	return launchFailure(name, out.Activities, since), nil
+	return out.Activities, nil
 }
 
 // template builds a group's template node from what was read.
@@ -227,9 +238,10 @@ func tagMap(tags []astypes.TagDescription) map[string]string {
 	return out
 }
 
-// applyLocked replaces the cached state with what a refresh read. It
-// returns the log lines and events to emit once the lock is released.
-func (c *Cloud) applyLocked(results map[string]*described, now time.Time) []func() {
+// applyLocked replaces the cached state with what a refresh read (all of
+// it read after seq was taken). It returns the log lines and events to
+// emit once the lock is released.
+func (c *Cloud) applyLocked(results map[string]*described, now time.Time, seq uint64) []func() {
 	logger := c.logger()
 	var logs []func()
 	explicit := map[string]*config.NodeGroupSpec{}
@@ -269,6 +281,7 @@ func (c *Cloud) applyLocked(results map[string]*described, now time.Time) []func
 		if _, ok := results[name]; !ok {
 			g.st.gone = true
 			delete(c.groups, name)
+			c.stopWatchLocked(name)
 			logs = append(logs, func() { logger.Info("Auto Scaling Group no longer managed: not found", "asg", name) })
 		}
 	}
@@ -297,7 +310,10 @@ func (c *Cloud) applyLocked(results map[string]*described, now time.Time) []func
 			c.byInstance[id] = name
 		}
 		sort.Slice(st.instances, func(i, j int) bool { return st.instances[i].id < st.instances[j].id })
-		st.failure = d.failure
+		c.applyFailureLocked(g, d, seq)
+		if c.settleWatchLocked(g, seq) {
+			logs = append(logs, func() { logger.V(2).Info("Launches in flight are in service, as a refresh found", "asg", name) })
+		}
 		st.describedAt = now
 		if d.template != nil {
 			st.template, st.templateErr = d.template, nil
@@ -340,4 +356,15 @@ func (c *Cloud) applyLocked(results map[string]*described, now time.Time) []func
 		c.order = append(c.order, name)
 	}
 	return logs
+}
+
+// applyFailureLocked sets a group's launch failure from what a refresh
+// read, unless the refresh could not read it or began before what is
+// known was read (by a watch of launches in flight) or reset (by a new
+// request).
+func (c *Cloud) applyFailureLocked(g *nodeGroup, d *described, seq uint64) {
+	if d.failureUnknown || seq < g.st.failureSeq {
+		return
+	}
+	g.st.failure, g.st.failureSeq = d.failure, seq
 }

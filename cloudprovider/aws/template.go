@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,11 +137,15 @@ func buildTemplate(in templateInput) (*corev1.Node, []string, error) {
 	if in.InstanceType != nil {
 		labels[corev1.LabelInstanceTypeStable] = in.InstanceType.Name
 	}
-	if ng := in.Tags[eksNodegroupTag]; ng != "" {
-		labels[LabelEKSNodegroup] = ng
-	}
 	tagLabels, w := labelsFromTags(in.Tags)
 	warnings = append(warnings, w...)
+	if ng := in.Tags[eksNodegroupTag]; ng != "" {
+		if msgs := validation.IsValidLabelValue(ng); len(msgs) > 0 {
+			warnings = append(warnings, fmt.Sprintf("tag %s: %q is not a valid label value: %s", eksNodegroupTag, ng, strings.Join(msgs, "; ")))
+		} else {
+			labels[LabelEKSNodegroup] = ng
+		}
+	}
 	for k, v := range tagLabels {
 		labels[k] = v
 	}
@@ -217,21 +222,27 @@ func kubeArch(archs []string) string {
 	return "amd64"
 }
 
-// templateNodeName is a valid node name for a group's template node.
+// templateNodeName is a valid node name, and hostname label value, for a
+// group's template node: template-node-for-<asg>, with every character
+// other than a-z, 0-9 and '-' replaced by '-' (a '.' too: "-." cannot appear
+// in a node name), and a long one cut to 63 characters ending
+// in a hash of the whole, so that two long names stay apart.
 func templateNodeName(asg string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(asg) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte('-')
 		}
 	}
-	name := strings.Trim("template-node-for-"+b.String(), "-.")
-	if len(name) > 253 {
-		name = strings.Trim(name[:253], "-.")
+	name := strings.TrimRight("template-node-for-"+b.String(), "-")
+	if len(name) <= validation.LabelValueMaxLength {
+		return name
 	}
-	return name
+	h := fnv.New32a()
+	h.Write([]byte(asg))
+	return fmt.Sprintf("%s-%08x", strings.TrimRight(name[:validation.LabelValueMaxLength-9], "-"), h.Sum32())
 }
 
 // labelsFromTags reads k8s.io/cluster-autoscaler/node-template/label/<key>.
@@ -345,7 +356,7 @@ func optionsFromTags(tags map[string]string, defaults cloudprovider.NodeGroupAut
 		switch strings.ToLower(name) {
 		case optScaleDownUtilization, optScaleDownGPUUtilization:
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
+			if err != nil || !(f >= 0 && f <= 1) {
 				bad("a number between 0 and 1")
 				continue
 			}

@@ -74,13 +74,19 @@ func TestClassifyLaunchFailure(t *testing.T) {
 	}
 }
 
-func TestLaunchFailureLooksAtTheLatestLaunchSince(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	act := func(at time.Duration, desc string, code astypes.ScalingActivityStatusCode) astypes.Activity {
+// activityAt makes, for tests, a scaling activity started at t0+at whose
+// status message is a stock-out's.
+func activityAt(t0 time.Time) func(at time.Duration, desc string, code astypes.ScalingActivityStatusCode) astypes.Activity {
+	return func(at time.Duration, desc string, code astypes.ScalingActivityStatusCode) astypes.Activity {
 		start := t0.Add(at)
 		return astypes.Activity{StartTime: &start, Description: &desc, StatusCode: code,
 			StatusMessage: ptr("Could not launch On-Demand Instances. InsufficientInstanceCapacity - none left.")}
 	}
+}
+
+func TestLaunchFailureLooksAtTheLatestLaunchSince(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	act := activityAt(t0)
 	failed := act(2*time.Minute, "Launching a new EC2 instance.  Status Reason: ...", astypes.ScalingActivityStatusCodeFailed)
 	ok := act(3*time.Minute, "Launching a new EC2 instance: i-0123456789abcdef0", astypes.ScalingActivityStatusCodeSuccessful)
 	term := act(4*time.Minute, "Terminating EC2 instance: i-0123456789abcdef0", astypes.ScalingActivityStatusCodeFailed)
@@ -332,5 +338,77 @@ func TestAWSFlags(t *testing.T) {
 	plain.AWS.Region = "us-east-1"
 	if err := plain.Validate(); err == nil || !strings.Contains(err.Error(), "--aws-region") {
 		t.Fatalf("aws region with the local provider, no flags: %v", err)
+	}
+}
+
+func TestReadLaunchesAndJudgeThem(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	act := activityAt(t0)
+	launch := func(at time.Duration, code astypes.ScalingActivityStatusCode) astypes.Activity {
+		return act(at, "Launching a new EC2 instance: i-0123456789abcdef0", code)
+	}
+	failed := func(at time.Duration) astypes.Activity {
+		return act(at, "Launching a new EC2 instance.  Status Reason: ...", astypes.ScalingActivityStatusCodeFailed)
+	}
+	const (
+		ok       = astypes.ScalingActivityStatusCodeSuccessful
+		running  = astypes.ScalingActivityStatusCodeInProgress
+		hook     = astypes.ScalingActivityStatusCodeMidLifecycleAction
+		warmup   = astypes.ScalingActivityStatusCodeWaitingForInstanceWarmup
+		canceled = astypes.ScalingActivityStatusCodeCancelled
+	)
+	for _, tc := range []struct {
+		name                string
+		activities          []astypes.Activity
+		wanted              int
+		failed              bool
+		succeeded, inFlight int
+		verdict             watchVerdict
+	}{
+		{name: "nothing started yet", wanted: 2, verdict: keepWatching},
+		{name: "two in progress", activities: []astypes.Activity{launch(time.Second, running), launch(time.Second, hook)},
+			wanted: 2, inFlight: 2, verdict: keepWatching},
+		{name: "one in service, one warming up", activities: []astypes.Activity{launch(time.Second, warmup), launch(time.Second, ok)},
+			wanted: 2, succeeded: 1, inFlight: 1, verdict: keepWatching},
+		{name: "both in service", activities: []astypes.Activity{launch(2*time.Second, ok), launch(time.Second, ok)},
+			wanted: 2, succeeded: 2, verdict: launchesDone},
+		{name: "fewer started than wanted", activities: []astypes.Activity{launch(time.Second, ok)},
+			wanted: 2, succeeded: 1, verdict: keepWatching},
+		{name: "stock-out", activities: []astypes.Activity{failed(time.Second)}, wanted: 1, failed: true, verdict: launchFailed},
+		{name: "stock-out after one launched, in any order", activities: []astypes.Activity{launch(time.Second, ok), failed(3 * time.Second), failed(2 * time.Second)},
+			wanted: 3, succeeded: 1, failed: true, verdict: launchFailed},
+		{name: "a retry launched after a failure", activities: []astypes.Activity{launch(3*time.Second, running), failed(2 * time.Second)},
+			wanted: 1, inFlight: 1, verdict: keepWatching},
+		{name: "launches before since are not the watch's", activities: []astypes.Activity{failed(-time.Second), launch(-time.Minute, running)},
+			wanted: 1, verdict: keepWatching},
+		{name: "terminations are not launches", activities: []astypes.Activity{
+			act(5*time.Second, "Terminating EC2 instance: i-0123456789abcdef0", astypes.ScalingActivityStatusCodeFailed),
+			act(4*time.Second, "Terminating EC2 instance: i-0123456789abcdef1", running), launch(time.Second, ok)},
+			wanted: 1, succeeded: 1, verdict: launchesDone},
+		{name: "a cancelled launch is neither", activities: []astypes.Activity{launch(time.Second, canceled)}, wanted: 1, verdict: keepWatching},
+		{name: "no start time", activities: []astypes.Activity{{Description: ptr("Launching a new EC2 instance"), StatusCode: running}},
+			wanted: 1, verdict: keepWatching},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := readLaunches("a", tc.activities, t0)
+			if (l.failure != nil) != tc.failed || l.succeeded != tc.succeeded || l.inFlight != tc.inFlight {
+				t.Fatalf("readLaunches = %+v, want failed %v, %d succeeded, %d in flight", l, tc.failed, tc.succeeded, tc.inFlight)
+			}
+			if tc.failed && (l.failure.ErrorClass != cloudprovider.OutOfResourcesErrorClass || l.failure.ErrorCode != "InsufficientInstanceCapacity") {
+				t.Fatalf("failure %+v", l.failure)
+			}
+			if got := judgeLaunches(l, tc.wanted); got != tc.verdict {
+				t.Fatalf("judgeLaunches(%+v, %d) = %v, want %v", l, tc.wanted, got, tc.verdict)
+			}
+		})
+	}
+}
+
+func TestWatchDelayDoublesAfterFailedReadsUpToABound(t *testing.T) {
+	for failed, want := range map[int]time.Duration{-1: 2 * time.Second, 0: 2 * time.Second, 1: 4 * time.Second, 2: 8 * time.Second,
+		4: 32 * time.Second, 5: 32 * time.Second, 1000: 32 * time.Second} {
+		if got := watchDelay(2*time.Second, failed); got != want {
+			t.Errorf("watchDelay(2s, %d) = %v, want %v", failed, got, want)
+		}
 	}
 }

@@ -9,6 +9,8 @@ package local
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -34,9 +36,14 @@ type Cloud struct {
 
 	mu     sync.Mutex
 	groups []*nodeGroup
+	// notify is told of groups whose launches failed.
+	notify func(group string)
 }
 
-var _ cloudprovider.CloudProvider = (*Cloud)(nil)
+var (
+	_ cloudprovider.CloudProvider         = (*Cloud)(nil)
+	_ cloudprovider.InstanceErrorNotifier = (*Cloud)(nil)
+)
 
 // Option configures a Cloud.
 type Option func(*Cloud)
@@ -104,6 +111,7 @@ func (c *Cloud) launchLoop(ctx context.Context) {
 func (c *Cloud) launchDue(ctx context.Context) {
 	now := c.clock.Now()
 	var due []*corev1.Node
+	failed := map[string]bool{}
 	c.mu.Lock()
 	for _, g := range c.groups {
 		for _, in := range g.instances {
@@ -112,6 +120,7 @@ func (c *Cloud) launchDue(ctx context.Context) {
 			}
 			if info := in.fault.errorInfo(g.spec.Name); info != nil {
 				in.errorInfo = info
+				failed[g.spec.Name] = true
 				continue
 			}
 			in.state = cloudprovider.InstanceRunning
@@ -123,12 +132,17 @@ func (c *Cloud) launchDue(ctx context.Context) {
 		_, err := c.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			klog.FromContext(ctx).Error(err, "Local cloud could not create node", "node", n.Name)
-			c.markLaunchFailed(n.Name, err)
+			if group := c.markLaunchFailed(n.Name, err); group != "" {
+				failed[group] = true
+			}
 		}
 	}
+	c.report(failed)
 }
 
-func (c *Cloud) markLaunchFailed(name string, err error) {
+// markLaunchFailed records that the node of an instance could not be
+// made, and returns the instance's group.
+func (c *Cloud) markLaunchFailed(name string, err error) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, g := range c.groups {
@@ -137,7 +151,34 @@ func (c *Cloud) markLaunchFailed(name string, err error) {
 			in.errorInfo = &cloudprovider.InstanceErrorInfo{
 				ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "NodeCreateFailed", ErrorMessage: err.Error(),
 			}
+			return g.spec.Name
 		}
+	}
+	return ""
+}
+
+// NotifyInstanceErrors implements cloudprovider.InstanceErrorNotifier:
+// the launch loop tells notify of each group whose launches just failed.
+func (c *Cloud) NotifyInstanceErrors(notify func(group string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notify = notify
+}
+
+// report tells the registered function of groups whose launches failed,
+// in name order, outside the lock.
+func (c *Cloud) report(failed map[string]bool) {
+	if len(failed) == 0 {
+		return
+	}
+	c.mu.Lock()
+	notify := c.notify
+	c.mu.Unlock()
+	if notify == nil {
+		return
+	}
+	for _, group := range slices.Sorted(maps.Keys(failed)) {
+		notify(group)
 	}
 }
 

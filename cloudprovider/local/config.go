@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -128,9 +130,20 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// maxGroupNameLength keeps the names of the group's nodes valid hostname
+// labels (63 characters at most): template-node-for-<name>, and
+// <name>-<number> up to 17 digits.
+const maxGroupNameLength = 45
+
 func (g GroupSpec) validate() error {
 	if msgs := validation.IsDNS1123Label(g.Name); len(msgs) > 0 {
 		return fmt.Errorf("name: %v", msgs)
+	}
+	if len(g.Name) > maxGroupNameLength {
+		return fmt.Errorf("name: at most %d characters, so that node names (%s) are valid hostnames", maxGroupNameLength, templateNodeName(g.Name))
+	}
+	if err := g.validateNodeMeta(); err != nil {
+		return err
 	}
 	switch {
 	case g.MinSize < 0 || g.MaxSize < 1 || g.MinSize > g.MaxSize:
@@ -143,19 +156,44 @@ func (g GroupSpec) validate() error {
 		return fmt.Errorf("pods %d is negative", g.Pods)
 	case g.Zone == "":
 		return errors.New("zone is empty")
-	case g.PricePerHour < 0:
-		return fmt.Errorf("pricePerHour %v is negative", g.PricePerHour)
+	case math.IsNaN(g.PricePerHour) || math.IsInf(g.PricePerHour, 0) || g.PricePerHour < 0:
+		return fmt.Errorf("pricePerHour %v must be a non-negative number", g.PricePerHour)
 	case g.ProvisioningDelay.Duration < 0:
 		return fmt.Errorf("provisioningDelay %v is negative", g.ProvisioningDelay)
 	}
+	return g.Fault.validate()
+}
+
+// validateNodeMeta checks what the group's Nodes carry as labels and
+// taints, as the API server would when the Node is created.
+func (g GroupSpec) validateNodeMeta() error {
+	labels := map[string]string{"zone": g.Zone, "instanceType": g.InstanceType}
+	for k, v := range g.Labels {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			return fmt.Errorf("label key %q: %s", k, strings.Join(msgs, "; "))
+		}
+		labels[fmt.Sprintf("label %q", k)] = v
+	}
+	for what, v := range labels {
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
+			return fmt.Errorf("%s %q is not a valid label value: %s", what, v, strings.Join(msgs, "; "))
+		}
+	}
 	for _, t := range g.Taints {
+		msgs := validation.IsQualifiedName(t.Key)
+		if t.Value != "" {
+			msgs = append(msgs, validation.IsValidLabelValue(t.Value)...)
+		}
+		if len(msgs) > 0 {
+			return fmt.Errorf("taint %q=%q: %s", t.Key, t.Value, strings.Join(msgs, "; "))
+		}
 		switch t.Effect {
 		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
 		default:
 			return fmt.Errorf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t.Key, t.Effect)
 		}
 	}
-	return g.Fault.validate()
+	return nil
 }
 
 // ApplyNodeGroupFlags restricts the cloud to the groups named by --nodes,

@@ -78,3 +78,6 @@ func buildNode(g GroupSpec, name string) *corev1.Node {
 
 // nodeName is the n-th node name of a group: general-a-00003.
 func nodeName(group string, n int) string { return fmt.Sprintf("%s-%05d", group, n) }
+
+// templateNodeName names the group's template node.
+func templateNodeName(group string) string { return "template-node-for-" + group }

@@ -187,7 +187,7 @@ func (g *nodeGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
 	g.cloud.mu.Lock()
 	spec := g.spec
 	g.cloud.mu.Unlock()
-	return &cloudprovider.NodeTemplate{Node: buildNode(spec, "template-node-for-"+spec.Name)}, nil
+	return &cloudprovider.NodeTemplate{Node: buildNode(spec, templateNodeName(spec.Name))}, nil
 }
 
 // GetOptions implements cloudprovider.NodeGroup; local groups have no

@@ -42,11 +42,15 @@ type GroupObservation struct {
 	Nodes map[string]NodeObservation
 }
 
-// NodeObservation is a registered node of a group.
+// NodeObservation is a registered node. Taints.Observe makes one from a
+// Node.
 type NodeObservation struct {
-	Name    string
-	Ready   bool
-	Created time.Time
+	Name string
+	// Ready is set when the node can run pods now; otherwise NotReady says
+	// why.
+	Ready    bool
+	NotReady string
+	Created  time.Time
 }
 
 // Tracker is the cluster state. It is not safe for concurrent use.
@@ -92,9 +96,10 @@ func (t *Tracker) group(id string) *groupState {
 type GroupView struct {
 	ID     string
 	Target int
-	// Registered counts the group's nodes; Ready those that are Ready.
+	// Registered counts the group's nodes; Ready those that are ready (see
+	// NodeObservation: a startup taint makes a node not ready).
 	Registered, Ready int
-	// Upcoming counts requested nodes not yet registered and Ready (and not
+	// Upcoming counts requested nodes not yet registered and ready (and not
 	// failed): the node loop treats them as template copies.
 	Upcoming int
 	// BackedOff is set while the group must not grow.

@@ -170,6 +170,15 @@ type group struct {
 	activities  []*Activity // oldest first
 	failure     *LaunchFailure
 	lastFailure time.Time
+	// attempt is a launch that will fail, still in progress.
+	attempt *failingAttempt
+}
+
+// failingAttempt is a launch attempt that fails at failAt with failure.
+type failingAttempt struct {
+	activity *Activity
+	failAt   time.Time
+	failure  LaunchFailure
 }
 
 func (g *group) snapshot() Group {

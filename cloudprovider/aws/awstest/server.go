@@ -63,6 +63,8 @@ type Request struct {
 	UserAgent string
 	// Error is the error code returned, empty on success.
 	Error string
+	// Time is when the request came, on the emulator's clock.
+	Time time.Time
 }
 
 // APIError is an error response the emulator can be told to return.
@@ -106,6 +108,7 @@ type Server struct {
 	launchDelay    time.Duration
 	terminateDelay time.Duration
 	launchRetry    time.Duration
+	failureDelay   time.Duration
 
 	httpSrv *httptest.Server
 	stop    chan struct{}
@@ -156,6 +159,11 @@ func WithTerminateDelay(d time.Duration) Option { return func(s *Server) { s.ter
 // WithLaunchRetry sets how often a group whose launches fail tries again
 // (each try records a Failed activity).
 func WithLaunchRetry(d time.Duration) Option { return func(s *Server) { s.launchRetry = d } }
+
+// WithFailureDelay sets how long a launch that fails is in progress before
+// its activity says Failed, as EC2 takes a while to try; 0 (the default)
+// fails it at once.
+func WithFailureDelay(d time.Duration) Option { return func(s *Server) { s.failureDelay = d } }
 
 // WithInstanceTypes replaces the instance type catalog.
 func WithInstanceTypes(types ...InstanceType) Option {
@@ -463,15 +471,15 @@ func (s *Server) reconcileGroupLocked(g *group, now time.Time) (up, gone []Insta
 	active := g.active()
 	switch missing := g.spec.DesiredCapacity - len(active); {
 	case missing > 0 && g.failure != nil:
-		if g.lastFailure.IsZero() || now.Sub(g.lastFailure) >= s.launchRetry {
-			g.lastFailure = now
-			msg := g.failure.statusMessage()
-			s.addActivityLocked(g, &Activity{
-				Description: "Launching a new EC2 instance.  Status Reason: " + msg,
+		if g.attempt == nil && (g.lastFailure.IsZero() || now.Sub(g.lastFailure) >= s.launchRetry) {
+			a := &Activity{
+				Description: "Launching a new EC2 instance",
 				Cause: fmt.Sprintf("At %s an instance was started in response to a difference between desired and actual capacity, increasing the capacity from %d to %d.",
 					now.UTC().Format(time.RFC3339), len(active), g.spec.DesiredCapacity),
-				StartTime: now, EndTime: now, StatusCode: ActivityFailed, StatusMessage: msg, Progress: 100,
-			})
+				StartTime: now, StatusCode: ActivityInProgress, Progress: 20,
+			}
+			s.addActivityLocked(g, a)
+			g.attempt = &failingAttempt{activity: a, failAt: now.Add(s.failureDelay), failure: *g.failure}
 		}
 	case missing > 0:
 		for i := 0; i < missing; i++ {
@@ -489,6 +497,13 @@ func (s *Server) reconcileGroupLocked(g *group, now time.Time) (up, gone []Insta
 			victim := active[len(active)-1-i]
 			s.terminateLocked(g, victim, now, "an instance was taken out of service in response to a difference between desired and actual capacity")
 		}
+	}
+	if at := g.attempt; at != nil && !now.Before(at.failAt) {
+		msg := at.failure.statusMessage()
+		a := at.activity
+		a.Description = "Launching a new EC2 instance.  Status Reason: " + msg
+		a.StatusCode, a.StatusMessage, a.EndTime, a.Progress = ActivityFailed, msg, now, 100
+		g.attempt, g.lastFailure = nil, now
 	}
 	return up, gone
 }
@@ -632,7 +647,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			params[k] = v
 		}
 	}
-	req := Request{Action: action, Params: params, UserAgent: r.Header.Get("User-Agent")}
+	req := Request{Action: action, Params: params, UserAgent: r.Header.Get("User-Agent"), Time: s.clock.Now()}
 	scope, sigErr := s.verifySignature(r, body)
 	req.Service, req.Region, req.AccessKeyID, req.Signed = scope.service, scope.region, scope.accessKeyID, sigErr == nil
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws/awstest"
 )
@@ -175,5 +177,55 @@ func TestEmulatorRejectsBadRequests(t *testing.T) {
 	srv.FailRequests("DescribeAutoScalingGroups", 1, awstest.Throttling())
 	if _, err := as.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{}); apiCode(err) != "Throttling" {
 		t.Fatalf("throttling: %v", err)
+	}
+}
+
+// A failing launch is in progress for the failure delay, then Failed with
+// EC2's message; the group tries again a retry interval after.
+func TestEmulatorFailsLaunchesAfterTheFailureDelay(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	srv := awstest.New(awstest.WithClock(fc), awstest.WithFailureDelay(3*time.Second), awstest.WithLaunchRetry(2*time.Second))
+	defer srv.Close()
+	if err := srv.AddGroup(awstest.GroupSpec{Name: "g", MaxSize: 3, AvailabilityZones: []string{"us-east-1a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.SetLaunchFailure("g", awstest.InsufficientCapacity("m5.large", "us-east-1a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.SetDesiredCapacity("g", 1); err != nil {
+		t.Fatal(err)
+	}
+	activities := func() []awstest.Activity {
+		g, _ := srv.Group("g")
+		if len(g.Instances) != 0 {
+			t.Fatalf("a failing group launched %+v", g.Instances)
+		}
+		return g.Activities
+	}
+	step := func(d time.Duration) {
+		fc.Step(d)
+		srv.Reconcile()
+	}
+	step(0)
+	if a := activities(); len(a) != 1 || a[0].StatusCode != awstest.ActivityInProgress || a[0].Description != "Launching a new EC2 instance" {
+		t.Fatalf("activities once the launch is tried: %+v", a)
+	}
+	step(2 * time.Second)
+	if a := activities(); len(a) != 1 || a[0].StatusCode != awstest.ActivityInProgress {
+		t.Fatalf("activities before the failure delay: %+v", a)
+	}
+	step(time.Second)
+	a := activities()
+	if len(a) != 1 || a[0].StatusCode != awstest.ActivityFailed || !strings.Contains(a[0].StatusMessage, "InsufficientInstanceCapacity - ") ||
+		!strings.HasPrefix(a[0].Description, "Launching a new EC2 instance.  Status Reason: ") {
+		t.Fatalf("activities after the failure delay: %+v", a)
+	}
+	step(time.Second)
+	if a := activities(); len(a) != 1 {
+		t.Fatalf("tried again before the retry interval: %+v", a)
+	}
+	step(time.Second)
+	if a := activities(); len(a) != 2 || a[0].StatusCode != awstest.ActivityInProgress {
+		t.Fatalf("activities a retry interval after the failure: %+v", a)
 	}
 }

@@ -1,0 +1,189 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/klog/v2"
+
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
+)
+
+// drainAndDelete runs a removal once its node is tainted: it waits
+// --node-delete-delay-after-taint, so the scheduler has seen the taint,
+// then reads the node's pods from the API server and gives up if one is
+// there the plan did not know (bound between the plan and the taint).
+// A node with pods to move is drained and read once more before it goes.
+func (a *actuator) drainAndDelete(ctx context.Context, r removal) error {
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("waiting after the taint: %w", ctx.Err())
+	case <-a.clock.After(a.opts.NodeDeleteDelayAfterTaint):
+	}
+	if err := a.checkPods(ctx, r); err != nil {
+		return err
+	}
+	if !r.empty() {
+		if err := a.drain(ctx, r); err != nil {
+			return err
+		}
+		if err := a.checkPods(ctx, r); err != nil {
+			return err
+		}
+		if a.opts.EvictDaemonSetPods {
+			a.evictDaemonSetPods(ctx, r)
+		}
+	}
+	if err := r.group.DeleteNodes([]*corev1.Node{r.node}); err != nil {
+		return fmt.Errorf("cloud provider: %w", err)
+	}
+	return nil
+}
+
+// checkPods lists the node's pods from the API server (not the informer,
+// which may be behind) and fails when one is there that the removal did not
+// plan to move.
+func (a *actuator) checkPods(ctx context.Context, r removal) error {
+	sel := fields.OneTermEqualSelector("spec.nodeName", r.node.Name).String()
+	list, err := a.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return fmt.Errorf("read the node's pods again: %w", err)
+	}
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	if u := scaledown.Unexpected(pods, r.pods, a.clock.Now()); len(u) > 0 {
+		return fmt.Errorf("%d pod(s) the removal did not plan for are on the node, e.g. %s/%s", len(u), u[0].Namespace, u[0].Name)
+	}
+	return nil
+}
+
+// drain evicts the pods, retrying evictions a PDB refuses until
+// --max-pod-eviction-time, then waits for them to be gone.
+func (a *actuator) drain(ctx context.Context, r removal) error {
+	deadline := a.clock.Now().Add(a.opts.MaxPodEvictionTime)
+	evicted := make([]scaledown.Evicted, len(r.pods))
+	errs := make([]error, len(r.pods))
+	var wg sync.WaitGroup
+	for i, p := range r.pods {
+		wg.Go(func() {
+			evicted[i].Pod = p
+			evicted[i].At, errs[i] = a.evict(ctx, p, deadline, true)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return a.waitGone(ctx, evicted)
+}
+
+// evict asks the API server to evict p, retrying refusals until deadline
+// when retry is set. It returns when the eviction was accepted.
+func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, retry bool) (time.Time, error) {
+	grace := int64(a.opts.MaxGracefulTermination.Seconds())
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < grace {
+		grace = *g
+	}
+	ev := &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &p.UID}},
+	}
+	for {
+		err := a.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
+		switch {
+		case err == nil:
+			a.metrics.EvictedPods.WithLabelValues("succeeded").Inc()
+			a.events.onPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
+			return a.clock.Now(), nil
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+			// Gone already, or replaced by another pod of that name: the
+			// wait that follows confirms it.
+			return a.clock.Now(), nil
+		}
+		a.metrics.EvictedPods.WithLabelValues("retried").Inc()
+		if !retry || !a.clock.Now().Before(deadline) {
+			a.metrics.EvictedPods.WithLabelValues("failed").Inc()
+			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, ctx.Err())
+		case <-a.clock.After(a.opts.EvictionRetryInterval):
+		}
+	}
+}
+
+// waitGone waits, looking every PodGonePollInterval, until each evicted pod
+// is gone or has had --max-graceful-termination-sec (plus headroom) since
+// its eviction. Only a pod known gone counts as gone: see presence.
+func (a *actuator) waitGone(ctx context.Context, evicted []scaledown.Evicted) error {
+	left := evicted
+	for {
+		left = a.notGone(ctx, left)
+		waiting, overdue := scaledown.Overdue(left, a.clock.Now(), a.opts.MaxGracefulTermination)
+		if len(waiting) == 0 {
+			if len(overdue) > 0 {
+				klog.FromContext(ctx).Info("Evicted pods not known gone after the longest grace period; the node goes anyway",
+					"pods", len(overdue), "example", klog.KObj(overdue[0].Pod))
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			p := waiting[0].Pod
+			return fmt.Errorf("%d evicted pod(s) not known gone, e.g. %s/%s: %w", len(waiting), p.Namespace, p.Name, ctx.Err())
+		case <-a.clock.After(a.opts.PodGonePollInterval):
+		}
+	}
+}
+
+// notGone keeps the pods not known to be gone.
+func (a *actuator) notGone(ctx context.Context, pods []scaledown.Evicted) []scaledown.Evicted {
+	synced := a.podsSynced()
+	var out []scaledown.Evicted
+	for _, e := range pods {
+		if a.presence(ctx, e.Pod, synced) != scaledown.PresenceGone {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// presence reads an evicted pod from the pod informer; a pod the informer
+// no longer has is confirmed by one GET, and any error but NotFound leaves
+// it unknown.
+func (a *actuator) presence(ctx context.Context, p *corev1.Pod, synced bool) scaledown.Presence {
+	cached, err := a.pods.Pods(p.Namespace).Get(p.Name)
+	if err != nil {
+		cached = nil
+	}
+	state, confirm := scaledown.FromCache(p.UID, cached, synced)
+	if !confirm {
+		return state
+	}
+	got, err := a.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	state = scaledown.FromAPI(p.UID, got, err)
+	if state == scaledown.PresenceUnknown {
+		klog.FromContext(ctx).V(2).Info("Evicted pod not confirmed gone; waiting", "pod", klog.KObj(p), "err", err)
+	}
+	return state
+}
+
+// evictDaemonSetPods evicts DaemonSet pods once each, without waiting.
+func (a *actuator) evictDaemonSetPods(ctx context.Context, r removal) {
+	for _, p := range r.daemonSet {
+		if _, err := a.evict(ctx, p, time.Time{}, false); err != nil {
+			klog.FromContext(ctx).V(2).Info("DaemonSet pod not evicted; the node goes anyway", "pod", klog.KObj(p), "err", err)
+		}
+	}
+}

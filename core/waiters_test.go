@@ -1,0 +1,130 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
+)
+
+func waiterPods(names ...string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, n := range names {
+		out = append(out, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n, UID: types.UID(n)}})
+	}
+	return out
+}
+
+func names(pods []*corev1.Pod) string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return fmt.Sprint(out)
+}
+
+// Pods counted on new nodes wait for them while they are pending, even
+// once the plan counts them on the nodes that came, until no group can
+// help them or they are no longer pending.
+func TestWaitersFollowThePodsCountedOnNewNodes(t *testing.T) {
+	w := newWaiters()
+	all := waiterPods("a", "b", "c", "d")
+	steps := []struct {
+		name    string
+		pending []*corev1.Pod
+		plan    *scaleup.Plan
+		// want are the pods waiting for g and h.
+		wantG, wantH string
+	}{
+		{"a awaits g's upcoming node, b gets h's new node, d no node", all, &scaleup.Plan{
+			Awaiting:  map[types.UID]string{"a": "g"},
+			ScaleUps:  []scaleup.ScaleUp{{Group: "h", Pods: all[1:2]}},
+			NoScaleUp: []scaleup.NoScaleUp{{Pods: all[3:]}},
+		}, "[a]", "[b]"},
+		{"g's node came: a fits it, the scheduler has yet to place a", all, &scaleup.Plan{FitExisting: 2},
+			"[a]", "[b]"},
+		{"h backed off: b now waits for g", all, &scaleup.Plan{ScaleUps: []scaleup.ScaleUp{{Group: "g", Pods: all[1:2]}}},
+			"[a b]", "[]"},
+		{"no group can help a any more", all, &scaleup.Plan{NoScaleUp: []scaleup.NoScaleUp{{Pods: all[:1]}}},
+			"[b]", "[]"},
+		{"b placed by the scheduler", all[2:], nil, "[]", "[]"},
+	}
+	for _, s := range steps {
+		w.update(s.pending, s.plan)
+		if g, h := names(w.waitingFor("g", all)), names(w.waitingFor("h", all)); g != s.wantG || h != s.wantH {
+			t.Fatalf("%s: waiting for g %s, for h %s; want %s and %s", s.name, g, h, s.wantG, s.wantH)
+		}
+	}
+}
+
+func unschedulable(p *corev1.Pod, message string) *corev1.Pod {
+	p = p.DeepCopy()
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: message}}
+	return p
+}
+
+func readyNode(taints ...corev1.Taint) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{Taints: taints},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+}
+
+// The loop decides again when a node becomes ready while pods wait for new
+// nodes, and when the scheduler reports such a pod unschedulable again
+// after a node became ready: once per pod and ready node, never for the
+// scheduler's reports while the nodes are still coming.
+func TestLoopWakesWhenNewNodesCameAndPodsStillWait(t *testing.T) {
+	l := &NodeLoop{trigger: make(chan struct{}, 1), waiters: newWaiters()}
+	pods, nodes := l.unschedulableHandler(), l.readyHandler()
+	pod := waiterPods("a")[0]
+	const startup = "startup-taint.cluster-autoscaler.kubernetes.io/setup"
+	notReady := readyNode()
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	steps := []struct {
+		name  string
+		event func()
+		wake  bool
+	}{
+		{"a pod becomes unschedulable", func() { pods.OnUpdate(pod, unschedulable(pod, "0/3 nodes are available")) }, true},
+		{"planned for a new node", func() {
+			l.waiters.update([]*corev1.Pod{pod}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g"}})
+		}, false},
+		{"the scheduler tries it again while the node is coming", func() {
+			pods.OnUpdate(unschedulable(pod, "0/3 nodes are available"), unschedulable(pod, "0/4 nodes are available"))
+		}, false},
+		{"the node registers, not ready", func() { nodes.OnAdd(notReady, false) }, false},
+		{"it reports Ready with a startup taint", func() {
+			nodes.OnUpdate(notReady, readyNode(corev1.Taint{Key: startup, Effect: corev1.TaintEffectNoSchedule}))
+		}, false},
+		{"the startup taint comes off", func() {
+			nodes.OnUpdate(readyNode(corev1.Taint{Key: startup, Effect: corev1.TaintEffectNoSchedule}), readyNode())
+		}, true},
+		{"the scheduler found no room for the pod there", func() {
+			pods.OnUpdate(unschedulable(pod, "0/4 nodes are available"), unschedulable(pod, "0/4 nodes are available: 4 Insufficient cpu"))
+		}, true},
+		{"and says so again", func() {
+			pods.OnUpdate(unschedulable(pod, "0/4 nodes are available: 4 Insufficient cpu"), unschedulable(pod, "0/4 nodes are available: 3 Insufficient cpu"))
+		}, false},
+		{"a status update that leaves the condition as it was", func() {
+			pods.OnUpdate(unschedulable(pod, "x"), unschedulable(pod, "x"))
+		}, false},
+		{"the pod runs: nothing waits", func() { l.waiters.update(nil, nil) }, false},
+		{"another node becomes ready", func() { nodes.OnAdd(readyNode(), false) }, false},
+	}
+	for _, s := range steps {
+		s.event()
+		woke := false
+		select {
+		case <-l.trigger:
+			woke = true
+		default:
+		}
+		if woke != s.wake {
+			t.Fatalf("%s: woke %v, want %v", s.name, woke, s.wake)
+		}
+	}
+}
