@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,7 +24,7 @@ import (
 )
 
 // The kinds an installation is made of, in both forms.
-var wantKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition",
+var wantKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
 	"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
 
 func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
@@ -139,8 +140,9 @@ func TestChartValuesBecomeFlags(t *testing.T) {
 	}
 }
 
-// checkInstall checks what every installation must hold: each kind once,
-// namespaced objects in ns, the ServiceAccount bound to both roles.
+// checkInstall checks what every installation must hold: each kind once
+// (ConfigMaps twice), namespaced objects in ns, the ServiceAccount bound to
+// both roles.
 func checkInstall(t *testing.T, what string, objs []*unstructured.Unstructured, ns string) {
 	t.Helper()
 	var kinds []string
@@ -184,6 +186,8 @@ func checkDeployment(t *testing.T, objs []*unstructured.Unstructured) []string {
 		"liveness probe on /healthz":                probesHealthz(c.LivenessProbe),
 		"readiness probe on /healthz":               probesHealthz(c.ReadinessProbe),
 		"Prometheus scrape annotations":             d.Spec.Template.Annotations["prometheus.io/scrape"] == "true" && d.Spec.Template.Annotations["prometheus.io/port"] != "",
+		"a termination grace period covering tidal's shutdown (" + config.ShutdownTime.String() + ")": spec.TerminationGracePeriodSeconds != nil &&
+			time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second >= config.ShutdownTime,
 	}
 	for name, ok := range checks {
 		if !ok {
@@ -242,5 +246,45 @@ func convert(t *testing.T, o *unstructured.Unstructured, into any) {
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// tidal's Role grants ConfigMaps by name only (the namespace may hold
+// ConfigMaps that grant power, such as EKS's aws-auth): get and update of
+// the status ConfigMap the installation makes and tidal's args name, list
+// and watch of the priority expander's; the Lease by the name tidal uses.
+func TestRoleNamesTidalsOwnObjects(t *testing.T) {
+	for what, objs := range map[string][]*unstructured.Unstructured{
+		"deploy/base": kustomize(t, "base"),
+		"the chart":   render(t, "kube-system", map[string]any{"nodes": []any{"1:10:my-asg"}}),
+	} {
+		opts := parseArgs(t, checkDeployment(t, objs))
+		var role rbacv1.Role
+		convert(t, Find(objs, "Role", "tidal"), &role)
+		granted := map[string][]string{}
+		for _, r := range role.Rules {
+			for _, res := range r.Resources {
+				if len(r.ResourceNames) == 0 && res == "configmaps" {
+					t.Errorf("%s: the Role grants %v on every ConfigMap of the namespace", what, r.Verbs)
+				}
+				for _, v := range r.Verbs {
+					granted[res+" "+v] = append(granted[res+" "+v], r.ResourceNames...)
+				}
+			}
+		}
+		want := map[string][]string{
+			"configmaps get": {opts.ScaleUp.StatusConfigMapName}, "configmaps update": {opts.ScaleUp.StatusConfigMapName},
+			"configmaps list":  {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName},
+			"configmaps watch": {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName},
+			"leases get":       {opts.LeaseName}, "leases update": {opts.LeaseName},
+		}
+		for grant, names := range want {
+			if !reflect.DeepEqual(granted[grant], names) {
+				t.Errorf("%s: the Role grants %s on %v, want exactly %v", what, grant, granted[grant], names)
+			}
+		}
+		if Find(objs, "ConfigMap", opts.ScaleUp.StatusConfigMapName) == nil {
+			t.Errorf("%s: no ConfigMap %s: tidal may update it but not create it", what, opts.ScaleUp.StatusConfigMapName)
+		}
 	}
 }

@@ -30,13 +30,21 @@ type apiServer struct {
 	cancel context.CancelFunc
 }
 
-// baseAPIServerFlags are always passed: no ServiceAccount controller runs,
-// so the ServiceAccount admission plugin would reject every pod.
-var baseAPIServerFlags = []string{"--disable-admission-plugins=ServiceAccount"}
+// apiServerFlags are the kube-apiserver flags of opts. Unless
+// opts.ServiceAccounts, the ServiceAccount admission plugin is disabled: no
+// controller would create the ServiceAccounts it looks up, and it would
+// reject every pod.
+func apiServerFlags(opts Options) []string {
+	var flags []string
+	if !opts.ServiceAccounts {
+		flags = append(flags, "--disable-admission-plugins=ServiceAccount")
+	}
+	return append(flags, opts.APIServerFlags...)
+}
 
 // startAPIServer runs a real kube-apiserver, in this process, on a free
 // loopback port, backed by the etcd at etcdURL.
-func startAPIServer(ctx context.Context, dir, etcdURL string, port int, extraFlags []string) (*apiServer, error) {
+func startAPIServer(ctx context.Context, dir, etcdURL string, port int, flags []string) (*apiServer, error) {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -62,7 +70,7 @@ func startAPIServer(ctx context.Context, dir, etcdURL string, port int, extraFla
 	s.Authentication.ServiceAccounts.KeyFiles = []string{keyFile}
 	s.Authentication.ServiceAccounts.Issuers = []string{"https://localcluster.tidal.invalid"}
 
-	if err := fs.Parse(append(append([]string{}, baseAPIServerFlags...), extraFlags...)); err != nil {
+	if err := fs.Parse(flags); err != nil {
 		listener.Close()
 		return nil, fmt.Errorf("kube-apiserver flags: %w", err)
 	}

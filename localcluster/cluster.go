@@ -43,6 +43,21 @@ type Options struct {
 	// NodeMonitorGracePeriod is how long a node may miss heartbeats before
 	// the node lifecycle controller marks it NotReady. Zero means 50s.
 	NodeMonitorGracePeriod time.Duration
+	// ServiceAccounts turns on the ServiceAccount admission plugin and runs
+	// the controller that gives every namespace its "default"
+	// ServiceAccount, so that pods are stored as in a real cluster: with
+	// serviceAccountName and the projected kube-api-access-<random> token
+	// volume mounted in every container. Off, the plugin is disabled and
+	// pods carry neither. A pod created in a namespace before its default
+	// ServiceAccount exists is refused, as in a real cluster.
+	ServiceAccounts bool
+	// DisabledControllers are controllers not to run, by
+	// kube-controller-manager's names (as its --controllers=-name):
+	// deployment, replicaset, statefulset, daemonset, disruption,
+	// nodelifecycle, podgc, namespace, garbagecollector, serviceaccount.
+	// A load generator that creates a ReplicaSet's pods itself disables
+	// replicaset, which would otherwise create them too.
+	DisabledControllers []string
 }
 
 // Cluster is a running local cluster.
@@ -66,22 +81,21 @@ type Cluster struct {
 // Start brings up the control plane and returns once the API server is ready
 // and every component runs. The cluster lives until Stop or until ctx ends;
 // call Stop in either case to release etcd and the directory.
-func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if _, err := disabledControllers(opts.DisabledControllers); err != nil {
+		return nil, err
+	}
 	quietKlog(opts.LogOutput)
-	c = &Cluster{Dir: opts.Dir}
+	c := &Cluster{Dir: opts.Dir}
 	if c.Dir == "" {
-		if c.Dir, err = os.MkdirTemp("", "tidal-localcluster-"); err != nil {
+		dir, err := os.MkdirTemp("", "tidal-localcluster-")
+		if err != nil {
 			return nil, fmt.Errorf("create cluster directory: %w", err)
 		}
-		c.removeDir = true
+		c.Dir, c.removeDir = dir, true
 	} else if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create cluster directory: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			c.Stop()
-		}
-	}()
 	// Components log through the context's logger too; keep them quiet.
 	runCtx, cancel := context.WithCancel(klog.NewContext(context.WithoutCancel(ctx), logr.Discard()))
 	c.cancel = cancel
@@ -93,6 +107,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}()
 	if err := c.start(runCtx, opts); err != nil {
+		// Whatever started (etcd, the API server) stops, and a directory
+		// Start made goes; the caller gets the error, not a half cluster.
+		c.Stop()
 		return nil, err
 	}
 	return c, nil
@@ -104,7 +121,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	c.stopEtcd = stopEtcd
-	if c.apiserver, err = startAPIServer(ctx, c.Dir, etcdURL, opts.APIServerPort, opts.APIServerFlags); err != nil {
+	if c.apiserver, err = startAPIServer(ctx, c.Dir, etcdURL, opts.APIServerPort, apiServerFlags(opts)); err != nil {
 		return err
 	}
 	c.Config = rest.CopyConfig(c.apiserver.config)
@@ -125,7 +142,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	}
 	if err := startControllers(ctx, c.Config, controllerTimings{
 		nodeMonitorPeriod: time.Second, nodeStartupGracePeriod: time.Minute, nodeMonitorGracePeriod: grace,
-	}); err != nil {
+	}, opts.ServiceAccounts, opts.DisabledControllers); err != nil {
 		return err
 	}
 	logOut := opts.LogOutput

@@ -2,6 +2,8 @@ package localcluster
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"fmt"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/controller-manager/pkg/informerfactory"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/disruption"
@@ -27,6 +30,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/nodelifecycle"
 	"k8s.io/kubernetes/pkg/controller/podgc"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/controller/serviceaccount"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 )
 
@@ -40,8 +44,12 @@ type controllerTimings struct {
 // startControllers runs the controllers of kube-controller-manager that an
 // autoscaler depends on: Deployment, ReplicaSet, StatefulSet, DaemonSet,
 // disruption (PDB status), node lifecycle, namespace, pod GC and the garbage
-// collector.
-func startControllers(ctx context.Context, cfg *rest.Config, timings controllerTimings) error {
+// collector; with serviceAccounts, also the ServiceAccount controller.
+func startControllers(ctx context.Context, cfg *rest.Config, timings controllerTimings, serviceAccounts bool, disabled []string) error {
+	skip, err := disabledControllers(disabled)
+	if err != nil {
+		return err
+	}
 	cs, err := kubernetes.NewForConfig(withUserAgent(cfg, "kube-controller-manager"))
 	if err != nil {
 		return fmt.Errorf("controller client: %w", err)
@@ -52,27 +60,31 @@ func startControllers(ctx context.Context, cfg *rest.Config, timings controllerT
 	go wait.Until(mapper.Reset, 5*time.Second, ctx.Done())
 
 	var runners []func()
-	add := func(r func()) { runners = append(runners, r) }
+	add := func(name string, r func()) {
+		if !skip[name] {
+			runners = append(runners, r)
+		}
+	}
 
 	dc, err := deployment.NewDeploymentController(ctx, f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), cs)
 	if err != nil {
 		return fmt.Errorf("deployment controller: %w", err)
 	}
-	add(func() { dc.Run(ctx, 2) })
+	add("deployment", func() { dc.Run(ctx, 2) })
 
 	rsc := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), cs, replicaset.BurstReplicas)
-	add(func() { rsc.Run(ctx, 2) })
+	add("replicaset", func() { rsc.Run(ctx, 2) })
 
 	ssc := statefulset.NewStatefulSetController(ctx, f.Core().V1().Pods(), f.Apps().V1().StatefulSets(),
 		f.Core().V1().PersistentVolumeClaims(), f.Apps().V1().ControllerRevisions(), cs)
-	add(func() { ssc.Run(ctx, 1) })
+	add("statefulset", func() { ssc.Run(ctx, 1) })
 
 	dsc, err := daemon.NewDaemonSetsController(ctx, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
 		f.Core().V1().Pods(), f.Core().V1().Nodes(), cs, flowcontrol.NewBackOff(time.Second, time.Minute))
 	if err != nil {
 		return fmt.Errorf("daemonset controller: %w", err)
 	}
-	add(func() { dsc.Run(ctx, 2) })
+	add("daemonset", func() { dsc.Run(ctx, 2) })
 
 	scaleClient, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(cs.Discovery()))
 	if err != nil {
@@ -81,7 +93,7 @@ func startControllers(ctx context.Context, cfg *rest.Config, timings controllerT
 	disr := disruption.NewDisruptionController(ctx, f.Core().V1().Pods(), f.Policy().V1().PodDisruptionBudgets(),
 		f.Core().V1().ReplicationControllers(), f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(),
 		f.Apps().V1().StatefulSets(), cs, mapper, scaleClient, cs.Discovery())
-	add(func() { disr.Run(ctx) })
+	add("disruption", func() { disr.Run(ctx) })
 
 	nlc, err := nodelifecycle.NewNodeLifecycleController(ctx, f.Coordination().V1().Leases(), f.Core().V1().Pods(),
 		f.Core().V1().Nodes(), f.Apps().V1().DaemonSets(), cs, timings.nodeMonitorPeriod,
@@ -89,22 +101,31 @@ func startControllers(ctx context.Context, cfg *rest.Config, timings controllerT
 	if err != nil {
 		return fmt.Errorf("node lifecycle controller: %w", err)
 	}
-	add(func() { nlc.Run(ctx) })
+	add("nodelifecycle", func() { nlc.Run(ctx) })
 
 	pgc := podgc.NewPodGC(ctx, cs, f.Core().V1().Pods(), f.Core().V1().Nodes(), 100)
-	add(func() { pgc.Run(ctx) })
+	add("podgc", func() { pgc.Run(ctx) })
 
 	nsc, err := namespaceController(ctx, cfg, cs, f)
 	if err != nil {
 		return err
 	}
-	add(func() { nsc.Run(ctx, 2) })
+	add("namespace", func() { nsc.Run(ctx, 2) })
 
 	gcRun, err := garbageCollector(ctx, cfg, cs, f, mapper)
 	if err != nil {
 		return err
 	}
-	add(gcRun)
+	add("garbagecollector", gcRun)
+
+	if serviceAccounts {
+		sac, err := serviceaccount.NewServiceAccountsController(klog.FromContext(ctx), f.Core().V1().ServiceAccounts(),
+			f.Core().V1().Namespaces(), cs, serviceaccount.DefaultServiceAccountsControllerOptions())
+		if err != nil {
+			return fmt.Errorf("serviceaccount controller: %w", err)
+		}
+		add("serviceaccount", func() { sac.Run(ctx, 1) })
+	}
 
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
@@ -112,6 +133,23 @@ func startControllers(ctx context.Context, cfg *rest.Config, timings controllerT
 		go r()
 	}
 	return nil
+}
+
+// controllerNames are the controllers startControllers runs, by
+// kube-controller-manager's names.
+var controllerNames = []string{"deployment", "replicaset", "statefulset", "daemonset", "disruption",
+	"nodelifecycle", "podgc", "namespace", "garbagecollector", "serviceaccount"}
+
+// disabledControllers checks names against controllerNames.
+func disabledControllers(names []string) (map[string]bool, error) {
+	skip := map[string]bool{}
+	for _, n := range names {
+		if !slices.Contains(controllerNames, n) {
+			return nil, fmt.Errorf("unknown controller %q to disable (known: %s)", n, strings.Join(controllerNames, ", "))
+		}
+		skip[n] = true
+	}
+	return skip, nil
 }
 
 func namespaceController(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface, f informers.SharedInformerFactory) (*namespace.NamespaceController, error) {

@@ -55,11 +55,8 @@ func newLocalCommand(opts *config.Options) *cobra.Command {
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if err := lo.checkDemo(opts); err != nil {
+			if err := lo.validate(opts); err != nil {
 				return err
-			}
-			if lo.duration < 0 {
-				return fmt.Errorf("--duration=%v must not be negative", lo.duration)
 			}
 			ctx, stop := signalContext()
 			defer stop()
@@ -151,6 +148,20 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 		return err
 	}
 	fmt.Fprintln(out, "Stopped cleanly.")
+	return nil
+}
+
+// validate checks the flags only tidal local has.
+func (lo *localOptions) validate(opts *config.Options) error {
+	if err := lo.checkDemo(opts); err != nil {
+		return err
+	}
+	if lo.duration < 0 {
+		return fmt.Errorf("--duration=%v must not be negative", lo.duration)
+	}
+	if lo.apiServerPort < 0 || lo.apiServerPort > 65535 {
+		return fmt.Errorf("--api-server-port=%d is not a port number (0 picks a free one)", lo.apiServerPort)
+	}
 	return nil
 }
 

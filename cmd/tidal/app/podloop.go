@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,8 +26,10 @@ import (
 
 const (
 	// crdPollInterval is how often the pod loop looks for the PodAutoscaler
-	// CRD while it is not installed.
-	crdPollInterval = 10 * time.Second
+	// CRD while it is not installed, crdRetryInterval how soon it asks
+	// again when discovery failed.
+	crdPollInterval  = 10 * time.Second
+	crdRetryInterval = time.Second
 	// customMetricsRediscovery is how often the custom metrics API's
 	// version is looked up again, as kube-controller-manager does.
 	customMetricsRediscovery = 5 * time.Minute
@@ -67,16 +70,31 @@ func newPodLoop(env *loopEnv) (func(context.Context), error) {
 		hpaInformer = env.factory.Autoscaling().V2().HorizontalPodAutoscalers().Informer()
 	}
 	env.workloads = newWorkloads(env.factory)
+	// Until its controller runs, the pod loop shows life itself (while it
+	// waits for the CRD); a pod loop that stopped shows none, and /healthz
+	// fails after --max-inactivity, so that the pod is restarted.
+	alive := &activity{}
+	alive.mark(time.Now())
+	env.health.track(podLoopName, alive.last)
 	return func(ctx context.Context) {
-		if err := runPodLoop(ctx, env, pods, hpaInformer); err != nil && ctx.Err() == nil {
-			klog.FromContext(ctx).Error(err, "Pod loop stopped; the node loop carries on")
+		defer env.health.untrack(podLoopName)
+		err := runPodLoop(ctx, env, pods, hpaInformer, alive)
+		if err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Pod loop stopped; the node loop carries on, and /healthz fails after --max-inactivity")
+			<-ctx.Done()
 		}
 	}, nil
 }
 
+// activity is a loop's last sign of life.
+type activity struct{ unixNano atomic.Int64 }
+
+func (a *activity) mark(t time.Time) { a.unixNano.Store(t.UnixNano()) }
+func (a *activity) last() time.Time  { return time.Unix(0, a.unixNano.Load()) }
+
 // runPodLoop builds the clients, the metric source and the store, then runs
 // the controller until ctx ends. The shared informers have synced.
-func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hpaInformer cache.SharedIndexInformer) error {
+func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hpaInformer cache.SharedIndexInformer, alive *activity) error {
 	o := env.opts.HPA
 	logger := klog.FromContext(ctx).WithName("podloop")
 	ctx = klog.NewContext(ctx, logger)
@@ -97,7 +115,7 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 		store = controller.NewHPAStore(hpaInformer, controller.HPAClientFor(env.client))
 		logger.Info("Driving autoscaling/v2 HorizontalPodAutoscalers (--hpa-objects)")
 	} else {
-		if store, err = podAutoscalerStore(ctx, env, disc); err != nil || store == nil {
+		if store, err = podAutoscalerStore(ctx, env, disc, alive); err != nil || store == nil {
 			return err
 		}
 	}
@@ -130,6 +148,7 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 			return nil
 		}
 	}
+	env.health.track(podLoopName, c.LastActivity)
 	c.Run(ctx)
 	return nil
 }
@@ -178,30 +197,47 @@ func podLoopMetricSource(ctx context.Context, env *loopEnv, mapper *restmapper.D
 // podAutoscalerStore waits until the PodAutoscaler CRD is served, then
 // returns a store over a new PodAutoscaler informer (not started). It
 // returns nil when ctx ends first.
-func podAutoscalerStore(ctx context.Context, env *loopEnv, disc discovery.DiscoveryInterface) (controller.Store, error) {
-	logger := klog.FromContext(ctx)
-	logged := false
-	err := wait.PollUntilContextCancel(ctx, crdPollInterval, true, func(context.Context) (bool, error) {
-		served, err := controller.PodAutoscalersServed(disc)
-		if served {
-			return true, nil
-		}
-		if !logged {
-			logger.Info("PodAutoscaler CRD is not installed: the pod loop waits for it (kubectl apply -f deploy/crd/), the node loop runs meanwhile",
-				"crd", v1alpha1.Resource+"."+v1alpha1.GroupName, "err", err)
-			logged = true
-		}
-		return false, nil
-	})
-	if err != nil {
+func podAutoscalerStore(ctx context.Context, env *loopEnv, disc discovery.DiscoveryInterface, alive *activity) (controller.Store, error) {
+	// Each look is a sign of life for /healthz: look at least twice within
+	// --max-inactivity.
+	if !waitForPodAutoscalers(ctx, disc, min(crdPollInterval, env.opts.MaxInactivity/2), alive) {
 		return nil, nil
-	}
-	if logged {
-		logger.Info("PodAutoscaler CRD found")
 	}
 	client, err := v1alpha1.NewForConfig(env.restConfig)
 	if err != nil {
 		return nil, err
 	}
 	return controller.NewPodAutoscalerStore(controller.NewPodAutoscalerInformer(client, 0), controller.PodAutoscalerClientFor(client)), nil
+}
+
+// waitForPodAutoscalers asks discovery whether PodAutoscalers are served
+// until they are (true) or ctx ends (false): every crdPollInterval while
+// the CRD is not installed, sooner when discovery failed, since a failure
+// says nothing of the CRD.
+func waitForPodAutoscalers(ctx context.Context, disc discovery.DiscoveryInterface, interval time.Duration, alive *activity) bool {
+	logger := klog.FromContext(ctx).WithValues("crd", v1alpha1.Resource+"."+v1alpha1.GroupName)
+	logged := false
+	for {
+		alive.mark(time.Now())
+		served, err := controller.PodAutoscalersServed(disc)
+		next := interval
+		switch {
+		case served:
+			if logged {
+				logger.Info("PodAutoscaler CRD found")
+			}
+			return true
+		case err != nil:
+			logger.Error(err, "Could not tell whether the PodAutoscaler CRD is served; asking again")
+			next = min(crdRetryInterval, interval)
+		case !logged:
+			logger.Info("PodAutoscaler CRD is not installed: the pod loop waits for it (kubectl apply -f deploy/crd/), the node loop runs meanwhile")
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(next):
+		}
+	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,10 +14,12 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
 )
@@ -24,14 +27,48 @@ import (
 // ComponentName is the event source and user agent of tidal.
 const ComponentName = "tidal"
 
+// The loops' names on /healthz.
+const (
+	nodeLoopName = "node loop"
+	podLoopName  = "pod loop"
+)
+
+// Option changes what Run builds; tests use them to inject faults.
+type Option func(*seams)
+
+// seams are the parts of Run a test may wrap.
+type seams struct {
+	transport func(http.RoundTripper) http.RoundTripper
+	cloud     func(cloudprovider.CloudProvider) cloudprovider.CloudProvider
+}
+
+// WithTransport wraps the transport of every client Run makes from its API
+// server configuration (the local cloud's too, unless WithLocalCloudClient
+// gives it one).
+func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
+	return func(s *seams) { s.transport = wrap }
+}
+
+// WithCloud wraps the cloud provider Run builds.
+func WithCloud(wrap func(cloudprovider.CloudProvider) cloudprovider.CloudProvider) Option {
+	return func(s *seams) { s.cloud = wrap }
+}
+
 // Run runs tidal until ctx ends: the HTTP endpoints at once, and the loops
 // while this replica is the leader (or always, without leader election).
 // opts must have been validated.
-func Run(ctx context.Context, opts *config.Options) error {
+func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	logger := klog.FromContext(ctx)
+	var s seams
+	for _, o := range options {
+		o(&s)
+	}
 	restCfg, err := restConfig(opts)
 	if err != nil {
 		return err
+	}
+	if s.transport != nil {
+		restCfg.Wrap(s.transport)
 	}
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
@@ -39,7 +76,7 @@ func Run(ctx context.Context, opts *config.Options) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	h := &health{maxInactivity: opts.MaxInactivity}
+	h := newHealth(opts.MaxInactivity)
 	serverCtx, stopServer := context.WithCancel(ctx)
 	defer stopServer()
 	serverDone, err := serveHTTP(serverCtx, opts.Address, reg, h)
@@ -50,7 +87,7 @@ func Run(ctx context.Context, opts *config.Options) error {
 	logger.Info("Serving /healthz and /metrics", "address", opts.Address)
 
 	env := &loopEnv{opts: opts, restConfig: restCfg, client: client, registry: reg, health: h,
-		nodeMetrics: core.NewMetrics(reg), podMetrics: newPodLoopMetrics(reg)}
+		nodeMetrics: core.NewMetrics(reg), podMetrics: newPodLoopMetrics(reg), wrapCloud: s.cloud}
 	run := func(ctx context.Context) error { return runLoops(ctx, env) }
 	if !opts.LeaderElect {
 		return run(ctx)
@@ -84,6 +121,8 @@ type loopEnv struct {
 	health      *health
 	nodeMetrics *core.Metrics
 	podMetrics  *podLoopMetrics
+	// wrapCloud, when set, wraps the cloud provider (WithCloud).
+	wrapCloud func(cloudprovider.CloudProvider) cloudprovider.CloudProvider
 
 	// Set by runLoops for the current term.
 	factory   informers.SharedInformerFactory
@@ -97,13 +136,16 @@ type loopEnv struct {
 func runLoops(ctx context.Context, env *loopEnv) error {
 	logger := klog.FromContext(ctx)
 	opts, client := env.opts, env.client
-	env.factory = informers.NewSharedInformerFactory(client, 0)
+	env.factory = NewInformerFactory(client)
 
 	cloud, err := buildCloudProvider(ctx, env, opts)
 	if err != nil {
 		return err
 	}
 	defer cloud.Cleanup()
+	if env.wrapCloud != nil {
+		cloud = env.wrapCloud(cloud)
+	}
 
 	// Events get a client of their own, so that a burst of them (one per
 	// pod a scale-up helps) never delays a taint or an eviction.
@@ -124,6 +166,10 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 		return err
 	}
 	env.nodeLoop = loop
+	// Both loops are followed from now on: informers that never sync fail
+	// /healthz too.
+	env.health.track(nodeLoopName, loop.LastActivity)
+	defer env.health.untrack(nodeLoopName)
 	runPodLoop, err := newPodLoop(env)
 	if err != nil {
 		return err
@@ -135,11 +181,13 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 			return fmt.Errorf("informer for %v did not sync", typ)
 		}
 	}
+	// The loop's handlers receive the first List after the caches hold it.
+	if !cache.WaitForCacheSync(ctx.Done(), loop.HasSynced) && ctx.Err() == nil {
+		return fmt.Errorf("node loop's informer handlers did not sync")
+	}
 	if ctx.Err() != nil {
 		return nil
 	}
-	env.health.setActivitySource(loop.LastActivity)
-	defer env.health.clearActivitySource()
 	logger.Info("Loops starting", "cloudProvider", cloud.Name(), "nodeGroups", len(cloud.NodeGroups()))
 	var wg sync.WaitGroup
 	if runPodLoop != nil {

@@ -25,6 +25,9 @@ func MetricValue(addr, sample string) (float64, error) {
 	return v, err
 }
 
+// MetricSum adds up every sample of a metric at addr, whatever its labels.
+func MetricSum(addr, name string) (float64, error) { return metricSum(addr, name) }
+
 // metricSum adds up every sample of a metric, whatever its labels.
 func metricSum(addr, name string) (float64, error) {
 	var sum float64

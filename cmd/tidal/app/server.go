@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
-	"sync/atomic"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,22 +17,65 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// health is what /healthz reports: healthy unless this replica leads and
-// its node loop has been inactive for longer than maxInactivity.
+// health is what /healthz reports: healthy unless a loop of this replica
+// (the node loop, the pod loop; only the leader runs them) has shown no
+// sign of life for longer than maxInactivity.
 type health struct {
 	maxInactivity time.Duration
-	lastActivity  atomic.Pointer[func() time.Time]
+	now           func() time.Time
+
+	mu    sync.Mutex
+	loops map[string]func() time.Time
 }
 
-func (h *health) setActivitySource(f func() time.Time) { h.lastActivity.Store(&f) }
-func (h *health) clearActivitySource()                 { h.lastActivity.Store(nil) }
+func newHealth(maxInactivity time.Duration) *health {
+	return &health{maxInactivity: maxInactivity, now: time.Now, loops: map[string]func() time.Time{}}
+}
+
+// track makes /healthz follow a loop's last activity, replacing what was
+// tracked under that name; untrack stops it.
+func (h *health) track(loop string, lastActivity func() time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.loops[loop] = lastActivity
+}
+
+func (h *health) untrack(loop string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.loops, loop)
+}
+
+// check is nil, or an error naming every loop inactive for too long.
+func (h *health) check() error {
+	h.mu.Lock()
+	last := make(map[string]time.Time, len(h.loops))
+	for name, f := range h.loops {
+		last[name] = f()
+	}
+	h.mu.Unlock()
+	return inactiveLoops(last, h.now(), h.maxInactivity)
+}
+
+// inactiveLoops is nil, or an error naming, in order, each loop whose last
+// activity is more than limit before now.
+func inactiveLoops(last map[string]time.Time, now time.Time, limit time.Duration) error {
+	var msgs []string
+	for _, name := range slices.Sorted(maps.Keys(last)) {
+		if idle := now.Sub(last[name]); idle > limit {
+			msgs = append(msgs, fmt.Sprintf("%s inactive for %v (limit %v)", name, idle.Round(time.Second), limit))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
 
 func (h *health) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	if f := h.lastActivity.Load(); f != nil {
-		if idle := time.Since((*f)()); idle > h.maxInactivity {
-			http.Error(w, fmt.Sprintf("node loop inactive for %v (limit %v)", idle.Round(time.Second), h.maxInactivity), http.StatusInternalServerError)
-			return
-		}
+	if err := h.check(); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
 	fmt.Fprintln(w, "ok")
 }

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestInactiveLoops(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	limit := 10 * time.Minute
+	tests := []struct {
+		name string
+		last map[string]time.Time
+		want string
+	}{
+		{"no loop (a standby)", nil, ""},
+		{"both fresh", map[string]time.Time{"node loop": now.Add(-time.Minute), "pod loop": now}, ""},
+		{"exactly at the limit", map[string]time.Time{"pod loop": now.Add(-limit)}, ""},
+		{"pod loop stuck", map[string]time.Time{"node loop": now, "pod loop": now.Add(-11 * time.Minute)},
+			"pod loop inactive for 11m0s (limit 10m0s)"},
+		{"both stuck, in order", map[string]time.Time{"pod loop": now.Add(-time.Hour), "node loop": now.Add(-20 * time.Minute)},
+			"node loop inactive for 20m0s (limit 10m0s); pod loop inactive for 1h0m0s (limit 10m0s)"},
+	}
+	for _, tt := range tests {
+		got := ""
+		if err := inactiveLoops(tt.last, now, limit); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// /healthz follows every tracked loop: a pod loop gone quiet fails it while
+// the node loop is fine, and untracking (the end of a leadership term)
+// makes it healthy again.
+func TestHealthzFollowsEveryLoop(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	h := newHealth(time.Minute)
+	h.now = func() time.Time { return now }
+	get := func() (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		return rec.Code, strings.TrimSpace(rec.Body.String())
+	}
+	h.track(nodeLoopName, func() time.Time { return now })
+	h.track(podLoopName, func() time.Time { return now.Add(-2 * time.Minute) })
+	if code, body := get(); code != http.StatusInternalServerError || body != "pod loop inactive for 2m0s (limit 1m0s)" {
+		t.Fatalf("/healthz = %d %q, want 500 naming the pod loop", code, body)
+	}
+	h.track(podLoopName, func() time.Time { return now })
+	if code, body := get(); code != http.StatusOK || body != "ok" {
+		t.Fatalf("/healthz = %d %q after the pod loop's controller took over, want ok", code, body)
+	}
+	h.track(nodeLoopName, func() time.Time { return now.Add(-time.Hour) })
+	h.untrack(nodeLoopName)
+	h.untrack(podLoopName)
+	if code, _ := get(); code != http.StatusOK {
+		t.Fatalf("/healthz = %d with no loop tracked, want ok", code)
+	}
+}
