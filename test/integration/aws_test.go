@@ -20,6 +20,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws/awstest"
 	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // awsScaleDownFlags are the tidal flags that make scale-down quick enough
@@ -30,17 +31,20 @@ var awsScaleDownFlags = []string{"--scale-down-unneeded-time=2s", "--scale-down-
 
 const awsPoolLabel = "awsit.tidal.dev/pool"
 
-// awsEnv is an AWS emulator with one auto-discovered Auto Scaling Group
-// whose instances become Node objects in the local cluster when they reach
-// InService, and whose Nodes are deleted when the instances are gone, as
-// the kubelet and the cloud node controller would do.
+// awsEnv is an AWS emulator with an auto-discovered pool of Auto Scaling
+// Groups (one, unless addPool adds more) whose instances become Node
+// objects in the local cluster when they reach InService, and whose Nodes
+// are deleted when the instances are gone, as the kubelet and the cloud
+// node controller would do.
 type awsEnv struct {
 	srv        *awstest.Server
 	asg        string
 	cluster    string
 	discovery  string
 	template   *corev1.Node
+	lt         string
 	mu         sync.Mutex
+	pools      map[string]bool
 	hookErrors []error
 }
 
@@ -48,20 +52,22 @@ type awsEnv struct {
 // (min..max, desired min) tagged for auto-discovery and with node-template
 // tags, points the AWS SDK's default chain at it through the environment
 // (credentials, region and AWS_ENDPOINT_URL, as a user could), and makes the
-// hooks that create and delete Nodes.
-func startAWSEnv(t *testing.T, min, max int) *awsEnv {
+// hooks that create and delete Nodes. opts are added to the emulator's.
+func startAWSEnv(t *testing.T, min, max int, opts ...awstest.Option) *awsEnv {
 	t.Helper()
 	suffix := rand.String(5)
 	e := &awsEnv{asg: "awsit-" + suffix, cluster: "awsit-cluster-" + suffix}
+	e.pools = map[string]bool{e.asg: true}
 	e.discovery = "asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/" + e.cluster
 	t.Cleanup(func() { deleteAWSNodes(t, e.asg) })
 
-	e.srv = awstest.New(awstest.WithLaunchDelay(700*time.Millisecond), awstest.WithTerminateDelay(300*time.Millisecond),
-		awstest.WithPageSize(1))
+	e.srv = awstest.New(append([]awstest.Option{awstest.WithLaunchDelay(700 * time.Millisecond), awstest.WithTerminateDelay(300 * time.Millisecond),
+		awstest.WithPageSize(1)}, opts...)...)
 	t.Cleanup(e.srv.Close)
 	lt := e.srv.AddLaunchTemplate(awstest.LaunchTemplate{Name: e.asg, Versions: []awstest.LaunchTemplateData{
 		{InstanceType: "m5.xlarge", ImageID: "ami-0123456789abcdef0", RootVolumeGiB: 80},
 	}})
+	e.lt = lt
 	// Besides the pool: a group of this cluster the pods do not fit (no
 	// pool label), so that discovery returns two groups in two pages of
 	// one, and a group of another cluster that discovery must filter out.
@@ -69,14 +75,7 @@ func startAWSEnv(t *testing.T, min, max int) *awsEnv {
 		{Name: e.asg + "-spare", MaxSize: 3, AvailabilityZones: []string{"us-east-1a"},
 			LaunchTemplate: &awstest.LaunchTemplateRef{ID: lt, Version: "$Latest"},
 			Tags:           map[string]string{"k8s.io/cluster-autoscaler/enabled": "true", "k8s.io/cluster-autoscaler/" + e.cluster: "owned"}},
-		{Name: e.asg, MinSize: min, MaxSize: max, DesiredCapacity: min, AvailabilityZones: []string{"us-east-1a", "us-east-1b"},
-			Subnets: []string{"subnet-0a", "subnet-0b"}, LaunchTemplate: &awstest.LaunchTemplateRef{ID: lt, Version: "$Latest"},
-			Tags: map[string]string{
-				"k8s.io/cluster-autoscaler/enabled":         "true",
-				"k8s.io/cluster-autoscaler/" + e.cluster:    "owned",
-				aws.LabelTagPrefix + awsPoolLabel:           e.asg,
-				aws.TaintTagPrefix + "awsit.tidal.dev/only": "web:NoSchedule",
-			}},
+		e.poolGroup(e.asg, min, max),
 		{Name: e.asg + "-other", MaxSize: 3, AvailabilityZones: []string{"us-east-1a"},
 			LaunchTemplate: &awstest.LaunchTemplateRef{ID: lt, Version: "$Latest"},
 			Tags:           map[string]string{"k8s.io/cluster-autoscaler/enabled": "true", "k8s.io/cluster-autoscaler/elsewhere": "owned"}},
@@ -116,6 +115,37 @@ func startAWSEnv(t *testing.T, min, max int) *awsEnv {
 	return e
 }
 
+// poolGroup is an ASG of the pool: the launch template, the discovery
+// tags, and the node-template tags the pods select and tolerate.
+func (e *awsEnv) poolGroup(name string, min, max int) awstest.GroupSpec {
+	return awstest.GroupSpec{Name: name, MinSize: min, MaxSize: max, DesiredCapacity: min, AvailabilityZones: []string{"us-east-1a", "us-east-1b"},
+		Subnets: []string{"subnet-0a", "subnet-0b"}, LaunchTemplate: &awstest.LaunchTemplateRef{ID: e.lt, Version: "$Latest"},
+		Tags: map[string]string{
+			"k8s.io/cluster-autoscaler/enabled":         "true",
+			"k8s.io/cluster-autoscaler/" + e.cluster:    "owned",
+			aws.LabelTagPrefix + awsPoolLabel:           e.asg,
+			aws.TaintTagPrefix + "awsit.tidal.dev/only": "web:NoSchedule",
+		}}
+}
+
+// addPool adds an empty ASG to the pool, which the pods fit as well as
+// the first.
+func (e *awsEnv) addPool(t *testing.T, name string, max int) {
+	t.Helper()
+	if err := e.srv.AddGroup(e.poolGroup(name, 0, max)); err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pools[name] = true
+}
+
+func (e *awsEnv) inPool(group string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.pools[group]
+}
+
 func (e *awsEnv) discoverySpecs(t *testing.T) []config.ASGAutoDiscoverySpec {
 	spec, err := config.ParseASGAutoDiscoverySpec(e.discovery)
 	if err != nil {
@@ -128,30 +158,36 @@ func (e *awsEnv) discoverySpecs(t *testing.T) []config.ASGAutoDiscoverySpec {
 func (e *awsEnv) provider(t *testing.T, cfg aws.Config) *aws.Cloud {
 	t.Helper()
 	akid, secret := e.srv.Credentials()
-	clients, err := aws.NewClients(context.Background(), aws.ClientOptions{Region: e.srv.Region(), Endpoint: e.srv.URL(),
+	ctx := testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity)
+	clients, err := aws.NewClients(ctx, aws.ClientOptions{Region: e.srv.Region(), Endpoint: e.srv.URL(),
 		MaxBackoff: 50 * time.Millisecond, LoadOptions: []func(*awsconfig.LoadOptions) error{
 			awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(akid, secret, "")),
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := aws.New(context.Background(), cfg, clients)
+	c, err := aws.New(ctx, cfg, clients)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
+// awsFlags make tidal use the emulator's region and discover the pool.
+func (e *awsEnv) awsFlags() []string {
+	return []string{"--cloud-provider=aws", "--aws-region=" + e.srv.Region(), "--node-group-auto-discovery=" + e.discovery,
+		"--aws-refresh-interval=5s"}
+}
+
 func (e *awsEnv) tidalFlags(extra ...string) []string {
-	return append([]string{"--cloud-provider=aws", "--aws-region=" + e.srv.Region(), "--node-group-auto-discovery=" + e.discovery,
-		"--aws-refresh-interval=5s", "--scan-interval=1s", "--leader-elect=false"}, extra...)
+	return append(append(e.awsFlags(), "--scan-interval=1s", "--leader-elect=false"), extra...)
 }
 
 // createNode registers the Node of an instance that reached InService, as
 // its kubelet would: the template's labels, taints and resources, the
 // instance's name, zone and providerID.
 func (e *awsEnv) createNode(in awstest.Instance) {
-	if in.Group != e.asg {
+	if !e.inPool(in.Group) {
 		return
 	}
 	n := e.template.DeepCopy()
@@ -171,7 +207,7 @@ func (e *awsEnv) createNode(in awstest.Instance) {
 // deleteNode removes the Node of a terminated instance, as the cloud node
 // controller would.
 func (e *awsEnv) deleteNode(in awstest.Instance) {
-	if in.Group != e.asg {
+	if !e.inPool(in.Group) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -457,5 +493,89 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 	if nodes, _ := e.nodes(ctx); len(nodes) != 2 {
 		t.Fatalf("%d nodes left, want 2", len(nodes))
 	}
+	e.checkHooks(t)
+}
+
+// TestAWSStockOutFailsOverWithoutAScan: the ASG the priority expander
+// prefers is out of capacity (InsufficientInstanceCapacity in its scaling
+// activities, a few seconds after each launch is tried, as EC2 takes a while
+// to give up). tidal, with an hour between scans, grows it for 4 pending
+// pods; the provider watches the launches in flight, reads the failure and
+// tells the node loop, which backs the ASG off, cancels its request, tells
+// the pods, and grows the next ASG of the pool. Nothing else wakes the
+// loop once its start-up iterations are over: no node comes, and the pods'
+// unschedulable reports while nodes are coming wake nothing.
+func TestAWSStockOutFailsOverWithoutAScan(t *testing.T) {
+	ctx := context.Background()
+	e := startAWSEnv(t, 0, 4, awstest.WithFailureDelay(3*time.Second))
+	next := e.asg + "-b"
+	e.addPool(t, next, 4)
+	if err := e.srv.SetLaunchFailure(e.asg, awstest.InsufficientCapacity("m5.xlarge", "us-east-1a")); err != nil {
+		t.Fatal(err)
+	}
+	setPriorities(t, "tidal-priority-expander", fmt.Sprintf("100:\n  - ^%s$\n1:\n  - ^%s$\n", e.asg, next))
+	ns := newNamespace(t)
+	e.webPods(t, ns, 4, "1500m", "1Gi")
+	waitUnschedulable(t, ns, "web", 4)
+	tl := startTidal(t, append(e.awsFlags(), append(wakeOnlyFlags, "--expander=priority")...)...)
+
+	poll(t, 90*time.Second, "the 4 pods Running on nodes of "+next, func(ctx context.Context) (bool, error) {
+		n, err := awsRunningPods(ctx, ns)
+		return n == 4, err
+	})
+	// 2 pods of 1.5 CPU per m5.xlarge: 2 nodes, both of the next ASG.
+	nodes, err := e.nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A group missing from the emulator fails the checks below.
+	grown, _ := e.srv.Group(next)
+	instances := map[string]bool{}
+	for _, in := range grown.Instances {
+		instances[in.ProviderID()] = in.LifecycleState == awstest.StateInService
+	}
+	if len(nodes) != 2 {
+		t.Fatalf("%d nodes in the pool, want 2 of %s", len(nodes), next)
+	}
+	for _, n := range nodes {
+		if !instances[n.Spec.ProviderID] {
+			t.Fatalf("node %s (%s) is not an InService instance of %s: %v", n.Name, n.Spec.ProviderID, next, instances)
+		}
+	}
+	failed := e.group(t)
+	var sets []string
+	for _, r := range e.srv.RequestsOf("SetDesiredCapacity") {
+		if r.Params.Get("AutoScalingGroupName") == e.asg {
+			sets = append(sets, r.Params.Get("DesiredCapacity"))
+		}
+	}
+	if failed.DesiredCapacity != 0 || len(failed.Instances) != 0 || strings.Join(sets, ",") != "2,0" {
+		t.Fatalf("%s: desired %d, %d instances, desired capacities set %v; want 2 asked for, then cancelled",
+			e.asg, failed.DesiredCapacity, len(failed.Instances), sets)
+	}
+	if v, err := metricValue(tl.Address, fmt.Sprintf(`tidal_node_group_backoff_status{node_group=%q}`, e.asg)); err != nil || v != 1 {
+		t.Fatalf("%s backoff metric %v (err %v), want 1", e.asg, v, err)
+	}
+	want := "pod triggered a scale-up of " + e.asg + " that failed: out of resources InsufficientInstanceCapacity: Auto Scaling Group " +
+		e.asg + " could not launch an instance: Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently do not have sufficient m5.xlarge capacity"
+	poll(t, 30*time.Second, "the 4 pods told "+e.asg+" failed", func(ctx context.Context) (bool, error) {
+		told, err := podsWithEvent(ctx, ns, "FailedScaleUp")
+		for name, msg := range told {
+			if !strings.HasPrefix(msg, want) {
+				t.Fatalf("pod %s: FailedScaleUp %q, want it to start with %q", name, msg, want)
+			}
+		}
+		return len(told) == 4, err
+	})
+	poll(t, 30*time.Second, "the 4 pods told "+next+" is grown instead", func(ctx context.Context) (bool, error) {
+		events, err := eventsFor(ctx, ns, "TriggeredScaleUp")
+		told := map[string]bool{}
+		for _, ev := range events {
+			if strings.Contains(ev.Message, "{"+next+" ") {
+				told[ev.InvolvedObject.Name] = true
+			}
+		}
+		return len(told) == 4, err
+	})
 	e.checkHooks(t)
 }

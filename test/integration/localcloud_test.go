@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 func cloudConfig(name string, min, max int, delay time.Duration) *local.Config {
@@ -23,7 +25,7 @@ func cloudConfig(name string, min, max int, delay time.Duration) *local.Config {
 
 func startCloud(t *testing.T, cfg *local.Config) (*local.Cloud, cloudprovider.NodeGroup) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity))
 	t.Cleanup(cancel)
 	c, err := local.New(cluster.Client, cfg)
 	if err != nil {
@@ -98,22 +100,40 @@ func TestLocalCloudGrowsAndShrinks(t *testing.T) {
 func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
 	deleteNodesOnCleanup(t, "lcf-")
 	cloud, g := startCloud(t, cloudConfig("lcf", 0, 5, 100*time.Millisecond))
+	failed := func() int {
+		instances, err := g.Nodes()
+		if err != nil {
+			t.Errorf("list instances: %v", err)
+		}
+		n := 0
+		for _, in := range instances {
+			if e := in.Status.ErrorInfo; e != nil && e.ErrorClass == cloudprovider.OutOfResourcesErrorClass {
+				n++
+			}
+		}
+		return n
+	}
+	// The cloud tells of failed launches as they happen; by then the
+	// instances report them.
+	told := make(chan string, 10)
+	cloud.NotifyInstanceErrors(func(group string) { told <- fmt.Sprintf("%s with %d failed", group, failed()) })
 	if err := cloud.SetFault("lcf", local.FaultOutOfCapacity); err != nil {
 		t.Fatalf("set fault: %v", err)
 	}
 	if err := g.IncreaseSize(2); err != nil {
 		t.Fatalf("increase: %v", err)
 	}
-	poll(t, 10*time.Second, "both instances to report out-of-capacity", func(context.Context) (bool, error) {
-		instances, err := g.Nodes()
-		failed := 0
-		for _, in := range instances {
-			if e := in.Status.ErrorInfo; e != nil && e.ErrorClass == cloudprovider.OutOfResourcesErrorClass {
-				failed++
-			}
+	select {
+	case got := <-told:
+		if got != "lcf with 2 failed" {
+			t.Fatalf("the cloud told %q, want lcf with its 2 failed instances", got)
 		}
-		return failed == 2, err
-	})
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cloud did not tell of the failed launches")
+	}
+	if n := failed(); n != 2 {
+		t.Fatalf("%d instances report out-of-capacity, want 2", n)
+	}
 	if nodes, _ := groupNodes(context.Background(), "lcf"); len(nodes) != 0 {
 		t.Fatalf("%d nodes created despite the capacity fault", len(nodes))
 	}

@@ -110,15 +110,6 @@ func TestLocalClusterRunsNodesAndPods(t *testing.T) {
 	}
 }
 
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func TestLocalClusterKubeconfigWorks(t *testing.T) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.KubeconfigPath)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/tidal-autoscaler/tidal/localcluster"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
@@ -33,6 +35,24 @@ func deleteNodesOnCleanup(t *testing.T, prefixes ...string) {
 	testenv.DeleteNodesOnCleanup(t, cluster.Client, prefixes...)
 }
 
+// updateNode changes a node as a client does: read, change, write, and
+// again on a conflict with the many writers of a node.
+func updateNode(t *testing.T, name string, change func(*corev1.Node)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		n, err := cluster.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(n)
+		_, err = cluster.Client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("update node %s: %v", name, err)
+	}
+}
+
 func groupNodes(ctx context.Context, group string) ([]corev1.Node, error) {
 	return testenv.GroupNodes(ctx, cluster.Client, group)
 }
@@ -49,4 +69,5 @@ var (
 	writeGroups = testenv.WriteGroups
 	deployment  = testenv.Deployment
 	metricValue = testenv.MetricValue
+	podReady    = testenv.PodReady
 )

@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -225,18 +224,7 @@ func TestScaleDownKeepsNodesAndSaysWhy(t *testing.T) {
 
 func annotateNode(t *testing.T, name, key, value string) {
 	t.Helper()
-	ctx := context.Background()
-	n, err := cluster.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n.Annotations == nil {
-		n.Annotations = map[string]string{}
-	}
-	n.Annotations[key] = value
-	if _, err := cluster.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	updateNode(t, name, func(n *corev1.Node) { metav1.SetMetaDataAnnotation(&n.ObjectMeta, key, value) })
 }
 
 func TestScaleDownAbandonsARefusedDrain(t *testing.T) {
@@ -332,26 +320,10 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 	groupsFile := writeGroups(t, groups)
 	preloadNodes(t, groups)
 	createDeployment(t, spread(deployment(ns, "web", 2, "1500m", "1Gi")))
-	pods := waitRunning(t, ns, "web", 2, 30*time.Second)
 	// A finalizer holds every pod once it is evicted: the drain stalls
 	// while it waits for them to go.
 	ctx := context.Background()
-	for _, p := range pods {
-		patch := []byte(`{"metadata":{"finalizers":["tidal.test/hold"]}}`)
-		if _, err := cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	release := func() {
-		list, _ := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		for _, p := range list.Items {
-			if len(p.Finalizers) > 0 {
-				patch := []byte(`{"metadata":{"finalizers":null}}`)
-				_, _ = cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-			}
-		}
-	}
-	t.Cleanup(release)
+	release := holdPods(t, ns, waitRunning(t, ns, "web", 2, 30*time.Second))
 
 	run := func(extra ...string) *exec.Cmd {
 		args := append([]string{"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + freeAddress(t),
@@ -426,18 +398,7 @@ func TestScaleDownStoppedMidDrainUntaints(t *testing.T) {
 	preloadNodes(t, groups)
 	createDeployment(t, spread(deployment(ns, "web", 2, "1500m", "1Gi")))
 	ctx := context.Background()
-	for _, p := range waitRunning(t, ns, "web", 2, 30*time.Second) {
-		patch := []byte(`{"metadata":{"finalizers":["tidal.test/hold"]}}`)
-		if _, err := cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		list, _ := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		for _, p := range list.Items {
-			_, _ = cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
-		}
-	})
+	holdPods(t, ns, waitRunning(t, ns, "web", 2, 30*time.Second))
 	tl := startTidal(t, append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups))...)
 	var drained string
 	poll(t, 60*time.Second, "a tainted node", func(ctx context.Context) (bool, error) {

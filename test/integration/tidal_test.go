@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +61,21 @@ nodeGroups:
 	if err != nil || len(events.Items) == 0 {
 		t.Fatalf("no TriggeredScaleUp events on the pods (err %v)", err)
 	}
-	if msg := events.Items[0].Message; !strings.Contains(msg, "e2e-a 1->") {
-		t.Fatalf("event message %q does not name the group and its sizes", msg)
+	// One decision, or more when the ReplicaSet's waves of pods straddle
+	// an iteration: together they take the group from 1 to 5 nodes.
+	format := regexp.MustCompile(`^pod triggered scale-up: \[\{e2e-a (\d+)->(\d+) \(max: 6\)\}\]$`)
+	from, to := 6, 0
+	for _, e := range events.Items {
+		m := format.FindStringSubmatch(e.Message)
+		if m == nil {
+			t.Fatalf("event message %q does not name the group and its sizes", e.Message)
+		}
+		f, _ := strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[2])
+		from, to = min(from, f), max(to, n)
+	}
+	if from != 1 || to != 5 {
+		t.Fatalf("the events' scale-ups span %d->%d, want 1->5", from, to)
 	}
 }
 
@@ -94,7 +109,7 @@ func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
 	groups := writeGroups(t, "nodeGroups:\n- {name: le-a, minSize: 1, maxSize: 2, zone: z, cpu: '2', memory: 4Gi}\n")
 	lease := "tidal-le-" + strings.ToLower(t.Name()[len(t.Name())-5:])
 	flags := []string{"--local-node-groups=" + groups, "--scan-interval=1s", "--leader-elect-resource-name=" + lease,
-		"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=200ms"}
+		"--leader-elect-lease-duration=1h", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=200ms"}
 	first := startTidal(t, flags...)
 	holder := func(ctx context.Context) (string, error) {
 		l, err := cluster.Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, lease, metav1.GetOptions{})
@@ -119,19 +134,16 @@ func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
 		t.Fatalf("lease moved to %q while the first replica %q was alive", id, firstID)
 	}
 
-	// SIGTERM the leader: Run returns, the lease is released at once, and
-	// the standby takes over well before the lease would have expired.
-	stopped := time.Now()
+	// SIGTERM the leader: Run returns and the lease is released, so the
+	// standby takes over at its next try, not when the lease would have
+	// expired (in an hour). How fast: BenchmarkLeaderHandover.
 	if err := first.Stop(t); err != nil {
 		t.Fatalf("leader's Run returned %v on shutdown, want nil", err)
 	}
-	poll(t, 10*time.Second, "the standby to take the lease", func(ctx context.Context) (bool, error) {
+	poll(t, 30*time.Second, "the standby to take the released lease", func(ctx context.Context) (bool, error) {
 		id, err := holder(ctx)
 		return id != "" && id != firstID, err
 	})
-	if took := time.Since(stopped); took > 3*time.Second {
-		t.Fatalf("standby took over after %v: the lease was not released on shutdown", took)
-	}
 	if err := second.Stop(t); err != nil {
 		t.Fatalf("second Run returned %v", err)
 	}

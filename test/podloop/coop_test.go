@@ -120,7 +120,7 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	ns := hpaNamespace(t)
 	sim := metrics.NewSimulated()
 	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 1, maxSize: 6, initialSize: 1, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 2s}\n", group)
-	runCtx := testenv.LogOnFailure(app.WithSimulatedMetrics(ctx, sim), t, 4)
+	runCtx := testenv.LogOnFailure(app.WithSimulatedMetrics(ctx, sim), t, testenv.LogVerbosity)
 	tl := testenv.StartTidal(runCtx, t, cluster.KubeconfigPath,
 		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=2s",
 		fmt.Sprintf("--provision-ahead=%v", ahead), "--hpa-metrics-source=simulated", "--hpa-sync-period="+coopSyncPeriod.String(),

@@ -186,7 +186,7 @@ func hpaPodsAutoscaler(ns, name, metric string, perPod int64, maxR int32, b *aut
 				Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: metric},
 					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(perPod, resource.DecimalSI)}},
 			}}},
-			Behavior: b,
+			Behavior: v1alpha1.BehaviorFromHPA(b),
 		},
 	}
 }

@@ -58,8 +58,8 @@ func TestLeastPrivilege(t *testing.T) {
 	// list permissions are proven needed too.
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
 	hpaInstallCRD(t)
-	objs := applyBase(t)
 	forgetTidalState(t)
+	objs := applyBase(t)
 	kubeconfig := serviceAccountKubeconfig(t, "kube-system", "tidal")
 	from := auditSize(t)
 	t.Cleanup(func() {
@@ -114,7 +114,8 @@ func applyBase(t *testing.T) []*unstructured.Unstructured {
 }
 
 // forgetTidalState deletes what earlier runs of tidal left in kube-system
-// (the leader Lease, the status ConfigMap), so that this run creates them.
+// (the leader Lease, the status ConfigMap), so that this run starts as a
+// fresh installation: the Lease made by tidal, the ConfigMap by deploy/.
 func forgetTidalState(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -225,7 +226,7 @@ func rbacStart(t *testing.T, kubeconfig, group, shape string, args ...string) (s
 	ns := hpaNamespace(t)
 	api := hpaUseMetricsAPI(t, ns)
 	groups := "nodeGroups:\n- {name: " + group + ", minSize: 1, zone: z, " + shape + "}\n"
-	runCtx := app.WithLocalCloudClient(testenv.LogOnFailure(context.Background(), t, 4), cluster.Client)
+	runCtx := app.WithLocalCloudClient(testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity), cluster.Client)
 	tl := testenv.StartTidal(runCtx, t, kubeconfig, append([]string{"--local-node-groups=" + writeGroups(t, groups),
 		"--scan-interval=2s"}, args...)...)
 	return ns, api, tl

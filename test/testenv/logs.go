@@ -10,6 +10,13 @@ import (
 	"k8s.io/klog/v2/textlogger"
 )
 
+// LogVerbosity is the verbosity of the logs tests keep for their failures.
+const LogVerbosity = 4
+
+// logTail is how much of a log a failing test prints: its end, where the
+// failure is.
+const logTail = 128 << 10
+
 // lockedBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
 type lockedBuffer struct {
 	mu  sync.Mutex
@@ -32,15 +39,27 @@ func (b *lockedBuffer) tail(n int) string {
 	return s
 }
 
+// loggedKey marks a context whose logger LogOnFailure made.
+type loggedKey struct{}
+
 // LogOnFailure returns ctx with a logger at the given verbosity whose output
-// is kept in memory and printed (its last 64 KiB) only if the test fails.
-func LogOnFailure(ctx context.Context, t *testing.T, verbosity int) context.Context {
+// is kept in memory and printed (its last 128 KiB) only if the test fails,
+// so a failure can be told from the test's output alone. Everything run
+// with the context logs there: tidal, the clouds, the loops.
+func LogOnFailure(ctx context.Context, t testing.TB, verbosity int) context.Context {
+	return logOnFailure(ctx, t, verbosity, "tidal's log")
+}
+
+func logOnFailure(ctx context.Context, t testing.TB, verbosity int, title string) context.Context {
 	buf := &lockedBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("tidal's log (verbosity %d):\n%s", verbosity, buf.tail(64<<10))
+			t.Logf("%s (verbosity %d):\n%s", title, verbosity, buf.tail(logTail))
 		}
 	})
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(verbosity), textlogger.Output(buf)))
-	return klog.NewContext(ctx, logger)
+	return klog.NewContext(context.WithValue(ctx, loggedKey{}, true), logger)
 }
+
+// loggedOnFailure reports whether ctx carries a logger from LogOnFailure.
+func loggedOnFailure(ctx context.Context) bool { return ctx.Value(loggedKey{}) != nil }

@@ -63,8 +63,12 @@ func Poll(t *testing.T, timeout time.Duration, msg string, cond func(ctx context
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var lastErr error
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		// Each look has time of its own: one cut short by the deadline
+		// would hide the last real answer behind the deadline's error.
+		callCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		ok, err := cond(callCtx)
 		if err != nil {
 			lastErr = err
 			return false, nil
@@ -138,9 +142,22 @@ type Tidal struct {
 // StartTidal runs tidal against the cluster of kubeconfig with the given
 // flags (plus --kubeconfig and a free --address), in ctx (which may carry
 // values such as a simulated metric source). It stops when the test ends.
-func StartTidal(ctx context.Context, t *testing.T, kubeconfig string, args ...string) *Tidal {
+// Its log is printed if the test fails: into the LogOnFailure logger ctx
+// carries, or else into one of its own.
+func StartTidal(ctx context.Context, t testing.TB, kubeconfig string, args ...string) *Tidal {
+	t.Helper()
+	return StartTidalWith(ctx, t, kubeconfig, nil, args...)
+}
+
+// StartTidalWith is StartTidal with options for Run, such as a fault
+// injecting transport (app.WithTransport) or cloud (app.WithCloud).
+func StartTidalWith(ctx context.Context, t testing.TB, kubeconfig string, options []app.Option, args ...string) *Tidal {
 	t.Helper()
 	addr := FreeAddress(t)
+	if !loggedOnFailure(ctx) {
+		// Registered before the stop below, so printed after tidal stopped.
+		ctx = logOnFailure(ctx, t, LogVerbosity, "log of tidal at "+addr)
+	}
 	opts := config.NewOptions()
 	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
 	opts.AddFlags(fs)
@@ -153,13 +170,13 @@ func StartTidal(ctx context.Context, t *testing.T, kubeconfig string, args ...st
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	tl := &Tidal{cancel: cancel, done: make(chan error, 1), Address: addr}
-	go func() { tl.done <- app.Run(ctx, opts) }()
+	go func() { tl.done <- app.Run(ctx, opts, options...) }()
 	t.Cleanup(func() { _ = tl.Stop(t) })
 	return tl
 }
 
 // Stop sends the equivalent of SIGTERM and waits for Run to return.
-func (tl *Tidal) Stop(t *testing.T) error {
+func (tl *Tidal) Stop(t testing.TB) error {
 	t.Helper()
 	tl.cancel()
 	select {
@@ -175,7 +192,7 @@ func (tl *Tidal) Stop(t *testing.T) error {
 }
 
 // FreeAddress is a free loopback address.
-func FreeAddress(t *testing.T) string {
+func FreeAddress(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("free port: %v", err)
@@ -185,7 +202,7 @@ func FreeAddress(t *testing.T) string {
 }
 
 // WriteGroups writes a local-cloud node-group file and returns its path.
-func WriteGroups(t *testing.T, yaml string) string {
+func WriteGroups(t testing.TB, yaml string) string {
 	path := filepath.Join(t.TempDir(), "groups.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
@@ -215,3 +232,6 @@ func Deployment(ns, name string, replicas int32, cpu, mem string) *appsv1.Deploy
 
 // MetricValue reads one sample of tidal's /metrics at addr, 0 when absent.
 func MetricValue(addr, sample string) (float64, error) { return app.MetricValue(addr, sample) }
+
+// MetricSum adds up every sample of a metric of tidal's /metrics at addr.
+func MetricSum(addr, name string) (float64, error) { return app.MetricSum(addr, name) }
