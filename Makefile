@@ -1,5 +1,6 @@
 # tidal: a Kubernetes autoscaler. `make run` starts the local demo,
-# `make test` runs every test.
+# `make test` runs every test, `make stress` the integration tests of the node
+# loop again and again on a busy machine.
 
 GO        ?= go
 BIN       := bin/tidal
@@ -9,10 +10,22 @@ LDFLAGS   := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
              -X k8s.io/component-base/version.gitMajor=1 \
              -X k8s.io/component-base/version.gitMinor=36
 TEST_TIMEOUT ?= 20m
+# How long each Fuzz target runs in `make test` (make fuzz FUZZTIME=10m for
+# a longer search).
+FUZZTIME  ?= 5s
+RUNS      ?= 10
+RUN       ?= ^Test(ScaleUp|ScaleDown)
+# make bench: BENCH selects benchmarks (go test -bench), PKG the packages,
+# BENCHTIME how long or how often each runs (go test -benchtime: 1x for
+# the slow ones). The end-to-end benchmark (test/bench) loads S2 into a
+# local cluster first, which takes minutes.
 BENCH     ?= .
+PKG       ?= ./...
+BENCHTIME ?= 1s
+BENCH_TIMEOUT ?= 180m
 ARGS      ?=
 
-.PHONY: build run test test-deps bench lint fmt clean
+.PHONY: build run test test-deps fuzz stress bench lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tidal
@@ -24,6 +37,19 @@ run: build
 
 test: lint test-deps
 	$(GO) test -ldflags "$(LDFLAGS)" -timeout $(TEST_TIMEOUT) ./...
+	@$(MAKE) --no-print-directory fuzz
+
+# Every Fuzz target of the project (func FuzzXxx in a _test.go file), each
+# for FUZZTIME, one at a time. A failing input is saved under the package's
+# testdata/fuzz, where plain `go test` replays it from then on.
+fuzz:
+	@set -e; \
+	for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for name in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | cut -c6- | sort); do \
+	    echo "fuzz $$dir $$name for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$dir; \
+	  done; \
+	done
 
 # The pod loop's Prometheus test runs a real Prometheus server (Debian
 # package prometheus), installed here when missing. Without apt-get the test
@@ -39,8 +65,16 @@ test-deps:
 	  fi; \
 	fi
 
+# The scale-up and scale-down integration tests (RUN) RUNS times on a busy
+# machine: one CPU-burning process per core runs alongside. Failed runs'
+# output is kept in bin/stress.
+stress:
+	RUNS='$(RUNS)' RUN='$(RUN)' LDFLAGS='$(LDFLAGS)' ./test/stress.sh
+
+# Benchmarks only: make test runs no benchmark.
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m ./...
+	$(GO) test -ldflags "$(LDFLAGS)" -run '^$$' -bench '$(BENCH)' -benchmem -benchtime '$(BENCHTIME)' \
+	  -timeout $(BENCH_TIMEOUT) $(PKG)
 
 lint:
 	@out=$$(gofmt -l .); \
