@@ -29,9 +29,14 @@ func TestScaleDownNeverBreaksAPDB(t *testing.T) {
 	seed := uint64(20261122)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t.Logf("seed %d", seed)
+	// min is the fewest healthy pods the app's PDB allows: minAvailable,
+	// or replicas minus maxUnavailable (unavailable), which the
+	// disruption controller computes from the current replica count, so
+	// it moves with every scale.
 	type app struct {
-		replicas int32
-		min      int32
+		replicas    int32
+		min         int32
+		unavailable int32
 	}
 	apps := map[string]*app{}
 	serial := 0
@@ -46,9 +51,9 @@ func TestScaleDownNeverBreaksAPDB(t *testing.T) {
 			a.min = a.replicas - 1 - rng.Int32N(a.replicas-1)
 			pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(a.min))
 		} else {
-			unavailable := 1 + rng.Int32N(a.replicas-1)
-			a.min = a.replicas - unavailable
-			pdb.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(unavailable))
+			a.unavailable = 1 + rng.Int32N(a.replicas-1)
+			a.min = a.replicas - a.unavailable
+			pdb.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(a.unavailable))
 		}
 		apps[name] = a
 		watcher.Guard(name, int(a.min))
@@ -71,6 +76,13 @@ func TestScaleDownNeverBreaksAPDB(t *testing.T) {
 			t.Fatalf("scale %s to %d: %v", name, replicas, err)
 		}
 		a.replicas = replicas
+		if a.unavailable > 0 {
+			// Guard re-arms once the new minimum is met: after a
+			// scale-up the new pods are not Ready yet, and that is no
+			// disruption.
+			a.min = replicas - a.unavailable
+			watcher.Guard(name, int(a.min))
+		}
 	}
 	remove := func(name string) {
 		watcher.Unguard(name)
