@@ -34,13 +34,15 @@ import (
 // object as the API server stores it (benchgen's Store: defaults,
 // admission, statuses, managed fields), sent as JSON and decoded as
 // client-go decodes it (so that every object has its own allocations, as
-// in an informer's cache), then trimmed by tidal's informer transform
-// (trim.Object), one object at a time as an informer does.
+// in an informer's cache), then passed to tidal's informer transform (a
+// trim.Sharer's: trimmed, pods sharing what replicas have in common), one
+// object at a time as an informer does.
 func Cluster(tb testing.TB, p benchgen.Params) *benchgen.Cluster {
 	tb.Helper()
 	c := benchgen.Generate(p)
 	wire := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{})
 	var buf bytes.Buffer
+	sharer := trim.NewSharer()
 	informed := func(obj any) (any, error) {
 		buf.Reset()
 		in := obj.(runtime.Object)
@@ -56,7 +58,7 @@ func Cluster(tb testing.TB, p benchgen.Params) *benchgen.Cluster {
 			return nil, err
 		}
 		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // as a List's items
-		return trim.Object(out)
+		return sharer.Transform(out)
 	}
 	if err := c.Store(benchgen.StoreOptions{Transform: informed}); err != nil {
 		tb.Fatalf("store the %d-node cluster: %v", p.N, err)
