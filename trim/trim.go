@@ -48,7 +48,7 @@ var _ cache.TransformFunc = Object
 // working directory, environment, probes and lifecycle hooks; and of the
 // status all but the phase, reason, start time, nominated node, QoS class,
 // resource claims, the conditions KeepCondition keeps (without their
-// messages) and the resources of containers a resize made differ from
+// messages; a bound pod without its PodScheduled) and the resources of containers a resize made differ from
 // their spec (the scheduler counts the larger of the two, so only those
 // count). What the scheduler's Filter plugins, the drain rules, the
 // equivalence groups and the pod loop read stays: labels, owners, the
@@ -79,7 +79,12 @@ func Pod(p *corev1.Pod) {
 func podStatus(p *corev1.Pod) {
 	st := &p.Status
 	st.Message, st.PodIP, st.PodIPs, st.HostIP, st.HostIPs = "", "", nil, "", nil
-	st.Conditions = compact(slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool { return !KeepCondition(c.Type) }))
+	bound := p.Spec.NodeName != ""
+	st.Conditions = compact(slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool {
+		// A bound pod's PodScheduled is read by no one: only pods without
+		// a node are pending or unschedulable.
+		return !KeepCondition(c.Type) || bound && c.Type == corev1.PodScheduled
+	}))
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		c.Message = ""
@@ -108,8 +113,8 @@ func known[S ~string](s S, consts ...S) S {
 }
 
 // KeepCondition reports whether tidal or a Filter plugin reads the pod
-// condition: PodScheduled (pending pods), Ready (the pod loop), the resize
-// conditions (the scheduler's requests of a resized pod) and
+// condition: PodScheduled (of pending pods only), Ready (the pod loop),
+// the resize conditions (the scheduler's requests of a resized pod) and
 // DisruptionTarget.
 func KeepCondition(t corev1.PodConditionType) bool {
 	switch t {
@@ -157,7 +162,7 @@ func resized(p *corev1.Pod, statuses []corev1.ContainerStatus) []corev1.Containe
 // compact returns s in an array of its own length, or nil when s is empty.
 // What is deleted from a slice in place still takes room: a decoder's
 // array has room to spare (a pod's five conditions are decoded into an
-// array of eight), and a cached pod would keep it all for its two.
+// array of eight), and a cached pod would keep it all for the one or two left.
 func compact[S ~[]E, E any](s S) S {
 	switch {
 	case len(s) == 0:

@@ -171,7 +171,8 @@ func TestPodKeepsWhatTidalReads(t *testing.T) {
 	want.Status.PodIP, want.Status.PodIPs, want.Status.HostIP, want.Status.HostIPs = "", nil, "", nil
 	renameTokenVolume(want, trim.TokenVolumeName)
 	want.Status.Conditions = slices.DeleteFunc(want.Status.Conditions, func(c corev1.PodCondition) bool {
-		return c.Type != corev1.PodReady && c.Type != corev1.PodScheduled && c.Type != corev1.PodResizeInProgress
+		// The pod is bound: PodScheduled goes too.
+		return c.Type != corev1.PodReady && c.Type != corev1.PodResizeInProgress
 	})
 	for i := range want.Status.Conditions {
 		want.Status.Conditions[i].Message = ""
