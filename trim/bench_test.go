@@ -22,8 +22,9 @@ const pageSize = 500
 // pods of the bench-gen clusters as the API server stores them: every pod
 // decoded from the JSON of a List page, as a reflector decodes it, copied
 // out of the list (as the reflector does, so the page can go), passed to
-// the transform or not, and kept by an indexer with the namespace index,
-// as the informer's store keeps it.
+// no transform, to trim.Pod, or to a trim.Sharer's Transform (tidal's),
+// and kept by an indexer with the namespace index, as the informer's store
+// keeps it.
 func BenchmarkCacheMemory(b *testing.B) {
 	for _, s := range []struct {
 		name string
@@ -31,15 +32,21 @@ func BenchmarkCacheMemory(b *testing.B) {
 	}{{"S2", benchgen.S2}, {"S3", benchgen.S3}} {
 		b.Run(s.name, func(b *testing.B) {
 			pages, pods := encodedPods(b, s.p())
-			for _, trimmed := range []bool{false, true} {
-				name := "stored"
-				if trimmed {
-					name = "trimmed"
-				}
-				b.Run(name, func(b *testing.B) {
+			for _, v := range []struct {
+				name      string
+				transform func() func(*corev1.Pod) error
+			}{
+				{"stored", func() func(*corev1.Pod) error { return func(*corev1.Pod) error { return nil } }},
+				{"trimmed", func() func(*corev1.Pod) error { return func(p *corev1.Pod) error { trim.Pod(p); return nil } }},
+				{"shared", func() func(*corev1.Pod) error {
+					s := trim.NewSharer()
+					return func(p *corev1.Pod) error { _, err := s.Transform(p); return err }
+				}},
+			} {
+				b.Run(v.name, func(b *testing.B) {
 					var held uint64
 					for b.Loop() {
-						held = heapHeld(b, func() any { return cacheOf(b, pages, trimmed) })
+						held = heapHeld(b, func() any { return cacheOf(b, pages, v.transform()) })
 					}
 					b.ReportMetric(float64(held)/float64(pods)*1000/(1<<20), "MiB-per-1k-pods")
 				})
@@ -73,8 +80,9 @@ func encodedPods(b *testing.B, p benchgen.Params) ([][]byte, int) {
 	return pages, len(all)
 }
 
-// cacheOf decodes the pages into an informer's store.
-func cacheOf(b *testing.B, pages [][]byte, trimmed bool) cache.Indexer {
+// cacheOf decodes the pages into an informer's store, every pod passed to
+// transform.
+func cacheOf(b *testing.B, pages [][]byte, transform func(*corev1.Pod) error) cache.Indexer {
 	store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	dec := scheme.Codecs.UniversalDeserializer()
 	for _, page := range pages {
@@ -86,8 +94,8 @@ func cacheOf(b *testing.B, pages [][]byte, trimmed bool) cache.Indexer {
 		for i := range list.Items {
 			pod := new(corev1.Pod)
 			*pod = list.Items[i]
-			if trimmed {
-				trim.Pod(pod)
+			if err := transform(pod); err != nil {
+				b.Fatal(err)
 			}
 			if err := store.Add(pod); err != nil {
 				b.Fatal(err)

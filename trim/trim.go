@@ -11,6 +11,9 @@
 // objects from the cached copy, and a status update keeps the metadata it
 // is sent. managedFields may go from every kind: the API server keeps an
 // object's managedFields when an update carries none.
+//
+// A Sharer's Transform, tidal's informer transform, trims and then makes
+// cached pods share what replicas have in common.
 package trim
 
 import (
@@ -45,12 +48,14 @@ var _ cache.TransformFunc = Object
 // working directory, environment, probes and lifecycle hooks; and of the
 // status all but the phase, reason, start time, nominated node, QoS class,
 // resource claims, the conditions KeepCondition keeps (without their
-// messages) and the resources of containers a resize made differ from
+// messages; a bound pod without its PodScheduled) and the resources of containers a resize made differ from
 // their spec (the scheduler counts the larger of the two, so only those
 // count). What the scheduler's Filter plugins, the drain rules, the
 // equivalence groups and the pod loop read stays: labels, owners, the
 // whole spec but those container fields (resources, ports, restart
 // policies and rules, volumes, tolerations, affinity...) and that status.
+// The ServiceAccount admission's token volume is renamed TokenVolumeName,
+// and what is left of trimmed lists and maps is kept in ones of its size.
 func Pod(p *corev1.Pod) {
 	p.ManagedFields = nil
 	p.Annotations = keptAnnotations(p.Annotations)
@@ -67,24 +72,49 @@ func Pod(p *corev1.Pod) {
 		*common = corev1.EphemeralContainerCommon(c)
 	}
 	podStatus(p)
+	canonicalTokenVolume(p)
 }
 
 // podStatus drops from p's status what Pod says.
 func podStatus(p *corev1.Pod) {
 	st := &p.Status
 	st.Message, st.PodIP, st.PodIPs, st.HostIP, st.HostIPs = "", "", nil, "", nil
-	st.Conditions = slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool { return !KeepCondition(c.Type) })
+	bound := p.Spec.NodeName != ""
+	st.Conditions = compact(slices.DeleteFunc(st.Conditions, func(c corev1.PodCondition) bool {
+		// A bound pod's PodScheduled is read by no one: only pods without
+		// a node are pending or unschedulable.
+		return !KeepCondition(c.Type) || bound && c.Type == corev1.PodScheduled
+	}))
 	for i := range st.Conditions {
-		st.Conditions[i].Message = ""
+		c := &st.Conditions[i]
+		c.Message = ""
+		c.Type = known(c.Type, corev1.PodScheduled, corev1.PodReady, corev1.PodResizePending, corev1.PodResizeInProgress, corev1.DisruptionTarget)
+		c.Status = known(c.Status, corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown)
+		c.Reason = known(c.Reason, corev1.PodReasonUnschedulable, corev1.PodReasonSchedulingGated)
 	}
+	st.Phase = known(st.Phase, corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown)
+	st.QOSClass = known(st.QOSClass, corev1.PodQOSGuaranteed, corev1.PodQOSBurstable, corev1.PodQOSBestEffort)
 	st.InitContainerStatuses = resized(p, st.InitContainerStatuses)
 	st.ContainerStatuses = resized(p, st.ContainerStatuses)
 	st.EphemeralContainerStatuses = nil // ephemeral containers have no resources
 }
 
+// known returns the constant of consts equal to s, or s when there is
+// none. A decoded object has its own copy of every string; the cached one
+// then holds the program's constant instead, one heap allocation less per
+// pod and field.
+func known[S ~string](s S, consts ...S) S {
+	for _, c := range consts {
+		if s == c {
+			return c
+		}
+	}
+	return s
+}
+
 // KeepCondition reports whether tidal or a Filter plugin reads the pod
-// condition: PodScheduled (pending pods), Ready (the pod loop), the resize
-// conditions (the scheduler's requests of a resized pod) and
+// condition: PodScheduled (of pending pods only), Ready (the pod loop),
+// the resize conditions (the scheduler's requests of a resized pod) and
 // DisruptionTarget.
 func KeepCondition(t corev1.PodConditionType) bool {
 	switch t {
@@ -126,10 +156,21 @@ func resized(p *corev1.Pod, statuses []corev1.ContainerStatus) []corev1.Containe
 		}
 		kept = append(kept, corev1.ContainerStatus{Name: s.Name, Resources: s.Resources, AllocatedResources: s.AllocatedResources})
 	}
-	if len(kept) == 0 {
+	return compact(kept)
+}
+
+// compact returns s in an array of its own length, or nil when s is empty.
+// What is deleted from a slice in place still takes room: a decoder's
+// array has room to spare (a pod's five conditions are decoded into an
+// array of eight), and a cached pod would keep it all for the one or two left.
+func compact[S ~[]E, E any](s S) S {
+	switch {
+	case len(s) == 0:
 		return nil
+	case cap(s) == len(s):
+		return s
 	}
-	return kept
+	return slices.Clone(s)
 }
 
 // sameResources reports whether the status's allocated and actual
@@ -172,16 +213,27 @@ func KeepAnnotation(key string) bool {
 	return ok && (prefix == tidalDomain || strings.HasSuffix(prefix, "."+tidalDomain))
 }
 
-// keptAnnotations removes from a the annotations tidal does not read, and
-// returns nil when none is left.
+// keptAnnotations returns the annotations of a tidal reads, nil when there
+// is none. A map does not shrink when keys are deleted from it: when some
+// go, those kept are copied into a map of their size.
 func keptAnnotations(a map[string]string) map[string]string {
+	kept := 0
 	for k := range a {
-		if !KeepAnnotation(k) {
-			delete(a, k)
+		if KeepAnnotation(k) {
+			kept++
 		}
 	}
-	if len(a) == 0 {
+	switch {
+	case kept == 0:
 		return nil
+	case kept == len(a):
+		return a
 	}
-	return a
+	out := make(map[string]string, kept)
+	for k, v := range a {
+		if KeepAnnotation(k) {
+			out[k] = v
+		}
+	}
+	return out
 }

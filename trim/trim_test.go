@@ -169,8 +169,10 @@ func TestPodKeepsWhatTidalReads(t *testing.T) {
 		AllocatedResources: resizedStatus.AllocatedResources, Resources: resizedStatus.Resources}}
 	want.Status.InitContainerStatuses = nil
 	want.Status.PodIP, want.Status.PodIPs, want.Status.HostIP, want.Status.HostIPs = "", nil, "", nil
+	renameTokenVolume(want, trim.TokenVolumeName)
 	want.Status.Conditions = slices.DeleteFunc(want.Status.Conditions, func(c corev1.PodCondition) bool {
-		return c.Type != corev1.PodReady && c.Type != corev1.PodScheduled && c.Type != corev1.PodResizeInProgress
+		// The pod is bound: PodScheduled goes too.
+		return c.Type != corev1.PodReady && c.Type != corev1.PodResizeInProgress
 	})
 	for i := range want.Status.Conditions {
 		want.Status.Conditions[i].Message = ""
@@ -280,13 +282,17 @@ func TestObjectIsIdempotent(t *testing.T) {
 }
 
 // TestPlansAlikeOnTrimmedCluster checks that the scale-up decision and the
-// scale-down plan are the same on S1 as the API server stores it and as
-// tidal's informers keep it, with pods that some annotations keep on their
-// node: the scheduler's Filter plugins, the drain rules and the equivalence
-// groups find on trimmed objects all they read.
+// scale-down plan are the same on S1 as the API server stores it, as
+// trimmed, and as tidal's informers keep it (trimmed, replicas sharing
+// their common parts), with pods that some annotations keep on their node:
+// the scheduler's Filter plugins, the drain rules and the equivalence
+// groups find on trimmed and shared objects all they read. Planning must
+// not change a cached object: shared parts would carry the change to
+// other pods.
 func TestPlansAlikeOnTrimmedCluster(t *testing.T) {
-	plans := make([]string, 2)
-	for i, transform := range []func(any) (any, error){nil, trim.Object} {
+	transforms := []func(any) (any, error){nil, trim.Object, trim.NewSharer().Transform}
+	plans := make([]string, len(transforms))
+	for i, transform := range transforms {
 		c := benchgen.Generate(benchgen.S1())
 		for k, p := range c.RunningPods {
 			p.Annotations = maps.Clone(unreadAnnotations)
@@ -297,14 +303,32 @@ func TestPlansAlikeOnTrimmedCluster(t *testing.T) {
 		if err := c.Store(benchgen.StoreOptions{Transform: transform}); err != nil {
 			t.Fatal(err)
 		}
+		before := deepCopies(c)
 		plans[i] = planOf(t, c)
+		if after := deepCopies(c); !apiequality.Semantic.DeepEqual(before, after) {
+			t.Errorf("planning changed cached objects: %s", diff.Diff(before, after))
+		}
 	}
-	if plans[0] != plans[1] {
-		t.Errorf("plans differ:\nstored:  %s\ntrimmed: %s", plans[0], plans[1])
+	for i := 1; i < len(plans); i++ {
+		if plans[i] != plans[0] {
+			t.Errorf("plans differ:\nstored: %s\nwith transform %d: %s", plans[0], i, plans[i])
+		}
 	}
 	if !strings.Contains(plans[0], "NotSafeToEvictAnnotation") {
 		t.Errorf("no node kept by the safe-to-evict annotation: %s", plans[0])
 	}
+}
+
+// deepCopies copies the cluster's nodes and pods.
+func deepCopies(c *benchgen.Cluster) []runtime.Object {
+	var out []runtime.Object
+	for _, n := range c.Nodes {
+		out = append(out, n.DeepCopy())
+	}
+	for _, p := range append(slices.Clone(c.RunningPods), c.PendingPods...) {
+		out = append(out, p.DeepCopy())
+	}
+	return out
 }
 
 // planOf is the scale-up decision and the scale-down plan for c, written

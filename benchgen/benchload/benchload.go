@@ -5,7 +5,6 @@
 package benchload
 
 import (
-	"bytes"
 	"context"
 	"math/rand/v2"
 	"os"
@@ -17,49 +16,30 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
 	"github.com/tidal-autoscaler/tidal/simulator"
-	"github.com/tidal-autoscaler/tidal/trim"
 )
 
 // Cluster generates the cluster of p as tidal's informers hold it: every
 // object as the API server stores it (benchgen's Store: defaults,
 // admission, statuses, managed fields), sent as JSON and decoded as
-// client-go decodes it (so that every object has its own allocations, as
-// in an informer's cache), then trimmed by tidal's informer transform
-// (trim.Object), one object at a time as an informer does.
+// client-go decodes a watch stream (so that every object has its own
+// allocations, as in an informer's cache), then passed to tidal's informer
+// transform (a trim.Sharer's: trimmed, pods sharing what replicas have in
+// common), one object at a time as an informer does (see watch).
 func Cluster(tb testing.TB, p benchgen.Params) *benchgen.Cluster {
 	tb.Helper()
 	c := benchgen.Generate(p)
-	wire := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{})
-	var buf bytes.Buffer
-	informed := func(obj any) (any, error) {
-		buf.Reset()
-		in := obj.(runtime.Object)
-		if err := wire.Encode(in, &buf); err != nil {
-			return nil, err
-		}
-		gvks, _, err := scheme.Scheme.ObjectKinds(in)
-		if err != nil {
-			return nil, err
-		}
-		out, _, err := wire.Decode(buf.Bytes(), &gvks[0], nil)
-		if err != nil {
-			return nil, err
-		}
-		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // as a List's items
-		return trim.Object(out)
-	}
-	if err := c.Store(benchgen.StoreOptions{Transform: informed}); err != nil {
+	w := newWatch()
+	if err := c.Store(benchgen.StoreOptions{Transform: w.send}); err != nil {
 		tb.Fatalf("store the %d-node cluster: %v", p.N, err)
+	}
+	if err := w.into(c); err != nil {
+		tb.Fatalf("the %d-node cluster as informers hold it: %v", p.N, err)
 	}
 	return c
 }

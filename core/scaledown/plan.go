@@ -126,9 +126,7 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 			}
 		}
 	}
-	p := &planner{in: in, keys: keys, plan: &Plan{}, pdbs: newBudgets(in.PDBs), removed: map[string]int{},
-		kinds: map[string]*kind{}, gone: map[string]bool{}, later: map[string]bool{},
-		checks: map[*framework.PodInfo]*simulator.GroupCheck{}}
+	p := newPlanner(in, keys)
 	if err := p.considerAll(ctx, p.order()); err != nil {
 		return nil, err
 	}
@@ -137,6 +135,12 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 	}
 	p.plan.reads = reads{owners: owners, madeAt: in.Now, until: p.until}
 	return p.plan, nil
+}
+
+func newPlanner(in Input, keys *simulator.EquivalenceKeys) *planner {
+	return &planner{in: in, keys: keys, plan: &Plan{}, pdbs: newBudgets(in.PDBs), removed: map[string]int{},
+		kinds: map[string]*kind{}, gone: map[string]bool{}, later: map[string]bool{},
+		checks: map[*framework.PodInfo]*simulator.GroupCheck{}}
 }
 
 type planner struct {
@@ -155,7 +159,10 @@ type planner struct {
 	removing string
 	later    map[string]bool
 	// checks keeps the check of every pod moved onto a node the plan may
-	// still remove, for when it must move again.
+	// still remove, for when it must move again; once that node is
+	// considered, the check goes (a check holds the pod's PreFilter state
+	// and a copy of the pod: kept for the whole plan, those of a large
+	// cluster add up to hundreds of megabytes).
 	checks map[*framework.PodInfo]*simulator.GroupCheck
 	// until is when the first pod being deleted passes its grace period,
 	// turning from a pod to move into one ignored; zero when none will.
@@ -177,12 +184,28 @@ func (p *planner) considerAll(ctx context.Context, ordered []evaluated) error {
 			if err := p.consider(ctx, ordered[i]); err != nil {
 				return err
 			}
+			p.dropChecks(ordered[i].Name)
 			// The checks are garbage now, unless kept in p.checks.
 			ordered[i].checks = nil
 		}
 		start = end
 	}
 	return nil
+}
+
+// dropChecks forgets the checks of the pods moved onto the node, now
+// considered: they stay there if it stays, and if it went, they moved on
+// with checks kept under their new node.
+func (p *planner) dropChecks(node string) {
+	ni := p.in.Checker.Snapshot().NodeInfo(node)
+	if ni == nil {
+		return
+	}
+	for _, pi := range ni.Pods {
+		if info, ok := pi.(*framework.PodInfo); ok {
+			delete(p.checks, info)
+		}
+	}
 }
 
 // precheckBatch is about how many pods are checked ahead at once: enough to
@@ -305,6 +328,7 @@ func (p *planner) simulateRemoval(ctx context.Context, e evaluated) (*corev1.Pod
 	for _, pi := range snap.NodeInfo(e.Name).Pods {
 		if info, ok := pi.(*framework.PodInfo); ok && !e.original[info.Pod] {
 			moving, checks = append(moving, info), append(checks, p.checks[info])
+			delete(p.checks, info) // kept again below if it moves onto a later candidate
 		}
 	}
 	snap.Fork()

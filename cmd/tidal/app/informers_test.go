@@ -13,7 +13,7 @@ import (
 
 // TestInformersTrim checks that the loops' informers cache trimmed
 // objects: what tidal reads stays, managed fields and foreign annotations
-// go.
+// go; and that replicas share their containers.
 func TestInformersTrim(t *testing.T) {
 	meta := metav1.ObjectMeta{
 		Name: "web-1", Namespace: "default",
@@ -23,7 +23,9 @@ func TestInformersTrim(t *testing.T) {
 		},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}},
 	}
-	client := fake.NewSimpleClientset(&corev1.Pod{ObjectMeta: meta})
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "web:1"}}, SecurityContext: &corev1.PodSecurityContext{}}
+	replica := metav1.ObjectMeta{Name: "web-2", Namespace: "default"}
+	client := fake.NewSimpleClientset(&corev1.Pod{ObjectMeta: meta, Spec: spec}, &corev1.Pod{ObjectMeta: replica, Spec: *spec.DeepCopy()})
 	f := NewInformerFactory(client)
 	lister := f.Core().V1().Pods().Lister()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -37,5 +39,12 @@ func TestInformersTrim(t *testing.T) {
 	if p.ManagedFields != nil || len(p.Annotations) != 1 || p.Annotations[scaledown.SafeToEvictAnnotation] != "false" {
 		t.Errorf("cached pod has managed fields %v and annotations %v; want none and only %s",
 			p.ManagedFields, p.Annotations, scaledown.SafeToEvictAnnotation)
+	}
+	q, err := lister.Pods("default").Get("web-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &p.Spec.Containers[0] != &q.Spec.Containers[0] || p.Spec.SecurityContext != q.Spec.SecurityContext {
+		t.Error("replicas web-1 and web-2 do not share their containers and spec")
 	}
 }
