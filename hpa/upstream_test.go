@@ -90,11 +90,17 @@ func (r *upstreamRecorder) getScale(a core.Action) (bool, runtime.Object, error)
 	return true, s.DeepCopy(), nil
 }
 
-// updateScale records the first PUT of /scale of a namespace.
+// updateScale records the first PUT of /scale of a namespace, if it comes
+// before that namespace's first status update: a PUT after it belongs to a
+// later reconcile (the controller resyncs every upstreamResync), which may
+// decide otherwise once a recommendation has left its window.
 func (r *upstreamRecorder) updateScale(a core.Action) (bool, runtime.Object, error) {
 	s := a.(core.UpdateAction).GetObject().(*autoscalingv1.Scale)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if _, finished := r.done[s.Namespace]; finished {
+		return true, s.DeepCopy(), nil
+	}
 	if f, ok := r.partial[s.Namespace]; ok && !f.Rescaled {
 		f.Rescaled, f.To = true, s.Spec.Replicas
 	}
