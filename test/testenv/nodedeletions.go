@@ -52,18 +52,7 @@ func WatchNodeDeletions(t *testing.T, cs kubernetes.Interface, nodeSelector stri
 	t.Helper()
 	w := &NodeDeletions{cs: cs, pods: map[types.UID]*podSpan{}}
 	followPods(t, cs, metav1.NamespaceAll, w.onPod)
-	nodes := cs.CoreV1().Nodes()
-	follow(t, func(ctx context.Context, o metav1.ListOptions) (string, []watch.Event, error) {
-		o.LabelSelector = nodeSelector
-		list, err := nodes.List(ctx, o)
-		if err != nil {
-			return "", nil, err
-		}
-		return list.ResourceVersion, nil, nil
-	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		o.LabelSelector = nodeSelector
-		return nodes.Watch(ctx, o)
-	}, w.onNode)
+	FollowNodes(t, cs, nodeSelector, w.onNode)
 	return w
 }
 

@@ -22,11 +22,7 @@ func FollowNodes(t *testing.T, cs kubernetes.Interface, nodeSelector string, f f
 		if err != nil {
 			return "", nil, err
 		}
-		evs := make([]watch.Event, len(list.Items))
-		for i := range list.Items {
-			evs[i] = watch.Event{Type: watch.Added, Object: &list.Items[i]}
-		}
-		return list.ResourceVersion, evs, nil
+		return list.ResourceVersion, added(list.Items), nil
 	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		o.LabelSelector = nodeSelector
 		return nodes.Watch(ctx, o)

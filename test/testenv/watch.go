@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -70,10 +71,18 @@ func followPods(t *testing.T, cs kubernetes.Interface, ns string, f func(watch.E
 		if err != nil {
 			return "", nil, err
 		}
-		evs := make([]watch.Event, len(list.Items))
-		for i := range list.Items {
-			evs[i] = watch.Event{Type: watch.Added, Object: &list.Items[i]}
-		}
-		return list.ResourceVersion, evs, nil
+		return list.ResourceVersion, added(list.Items), nil
 	}, pods.Watch, f)
+}
+
+// added is a list's items as the Added events a watch would have sent.
+func added[T any, PT interface {
+	*T
+	runtime.Object
+}](items []T) []watch.Event {
+	evs := make([]watch.Event, len(items))
+	for i := range items {
+		evs[i] = watch.Event{Type: watch.Added, Object: PT(&items[i])}
+	}
+	return evs
 }
