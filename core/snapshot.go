@@ -129,10 +129,11 @@ func (l *liveSnapshot) applyNode(name string, n *corev1.Node) {
 		}
 	case n != nil:
 		_, _ = l.snap.AddNode(n)
-		for uid, p := range l.orphans[name] {
+		waiting := l.orphans[name]
+		delete(l.orphans, name)
+		for uid, p := range waiting {
 			l.place(uid, p, name)
 		}
-		delete(l.orphans, name)
 	}
 }
 
@@ -169,11 +170,17 @@ func (l *liveSnapshot) applyPod(uid types.UID, p *corev1.Pod) error {
 	return nil
 }
 
+// place puts p on node in the snapshot. A pod the snapshot refuses stays
+// an orphan of node rather than vanishing: a node must never look emptier
+// than it is. (NewPodInfo's error is a selector the API server would not
+// have admitted; the pod is placed with what parsed.)
 func (l *liveSnapshot) place(uid types.UID, p *corev1.Pod, node string) {
 	pi, _ := framework.NewPodInfo(p)
-	if err := l.snap.AddPod(pi, node); err == nil {
-		l.placed[uid] = placedPod{node: node, pod: p}
+	if err := l.snap.AddPod(pi, node); err != nil {
+		l.orphan(node, p)
+		return
 	}
+	l.placed[uid] = placedPod{node: node, pod: p}
 }
 
 func (l *liveSnapshot) orphan(node string, p *corev1.Pod) {
