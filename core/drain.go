@@ -105,9 +105,13 @@ func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time,
 			a.metrics.EvictedPods.WithLabelValues("succeeded").Inc()
 			a.events.onPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
 			return a.clock.Now(), nil
-		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-			// Gone already, or replaced by another pod of that name: the
-			// wait that follows confirms it.
+		case apierrors.IsNotFound(err):
+			// Gone already: the wait that follows confirms it.
+			return a.clock.Now(), nil
+		case apierrors.IsConflict(err) && a.presence(ctx, p, a.podsSynced()) == scaledown.PresenceGone:
+			// The UID precondition failed because the pod was replaced by
+			// another of its name. Any other conflict is no eviction: the
+			// pod is still there, and it is tried again like any error.
 			return a.clock.Now(), nil
 		}
 		a.metrics.EvictedPods.WithLabelValues("retried").Inc()

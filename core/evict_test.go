@@ -1,0 +1,54 @@
+package core
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	testclock "k8s.io/utils/clock/testing"
+)
+
+// An eviction answered 409 Conflict is an eviction only when the pod was
+// replaced (its UID precondition failed); while the pod is still there it
+// is an error like any other, never read as success.
+func TestEvictionConflictIsNoEvictionWhileThePodStays(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: "u1"}}
+	for _, tt := range []struct {
+		name    string
+		cached  *corev1.Pod
+		wantErr bool
+	}{
+		{"pod still there", pod, true},
+		{"replaced by another of its name", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: "u2"}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			client := fake.NewClientset(tt.cached)
+			client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() != "eviction" {
+					return false, nil, nil
+				}
+				return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, pod.Name, nil)
+			})
+			indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+			if err := indexer.Add(tt.cached); err != nil {
+				t.Fatal(err)
+			}
+			a := newActuator(actuatorDeps{client: client, pods: corelisters.NewPodLister(indexer), podsSynced: func() bool { return true },
+				clock: testclock.NewFakeClock(time.Now()), metrics: NewMetrics(prometheus.NewRegistry()), opts: ScaleDownOptions{MaxGracefulTermination: time.Minute}})
+			_, err := a.evict(context.Background(), pod, time.Now(), false)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("evict: error %v, want an error: %v", err, tt.wantErr)
+			}
+		})
+	}
+}
