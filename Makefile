@@ -9,6 +9,9 @@ K8S_VERSION := v1.36.3
 LDFLAGS   := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
              -X k8s.io/component-base/version.gitMajor=1 \
              -X k8s.io/component-base/version.gitMinor=36
+# tidal's own version (--version, the user agent); empty takes the VCS
+# revision Go records in the binary.
+TIDAL_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 TEST_TIMEOUT ?= 20m
 # How long each Fuzz target runs in `make test` (make fuzz FUZZTIME=10m for
 # a longer search).
@@ -28,7 +31,7 @@ ARGS      ?=
 .PHONY: build run test test-deps fuzz stress bench lint fmt clean
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tidal
+	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(BIN) ./cmd/tidal
 
 # The local demo: an embedded cluster, the local cloud, both loops and a live
 # timeline. Pass flags with ARGS, e.g. make run ARGS="--duration=2m -v=2".
