@@ -80,7 +80,8 @@ func (h *health) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// serveHTTP listens on addr and serves /healthz and /metrics until ctx
+// serveHTTP listens on addr and serves /healthz (also as /health-check)
+// and /metrics until ctx
 // ends. Listening happens before it returns, so a bad or busy address is an
 // immediate error.
 func serveHTTP(ctx context.Context, addr string, reg *prometheus.Registry, h *health) (<-chan struct{}, error) {
@@ -88,10 +89,7 @@ func serveHTTP(ctx context.Context, addr string, reg *prometheus.Registry, h *he
 	if err != nil {
 		return nil, fmt.Errorf("--address=%s: %w", addr, err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/healthz", h)
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: newMux(reg, h), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -106,4 +104,14 @@ func serveHTTP(ctx context.Context, addr string, reg *prometheus.Registry, h *he
 		_ = srv.Shutdown(shutdownCtx)
 	}()
 	return done, nil
+}
+
+// newMux routes /healthz, Cluster Autoscaler's liveness path /health-check
+// (the same answer, for manifests written for CA) and /metrics.
+func newMux(reg *prometheus.Registry, h *health) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", h)
+	mux.Handle("/health-check", h)
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return mux
 }

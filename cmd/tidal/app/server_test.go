@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestInactiveLoops(t *testing.T) {
@@ -61,5 +63,29 @@ func TestHealthzFollowsEveryLoop(t *testing.T) {
 	h.untrack(podLoopName)
 	if code, _ := get(); code != http.StatusOK {
 		t.Fatalf("/healthz = %d with no loop tracked, want ok", code)
+	}
+}
+
+// Cluster Autoscaler's liveness path answers as /healthz does, healthy or
+// not.
+func TestHealthCheckPathAnswersAsHealthz(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	h := newHealth(time.Minute)
+	h.now = func() time.Time { return now }
+	mux := newMux(prometheus.NewRegistry(), h)
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, strings.TrimSpace(rec.Body.String())
+	}
+	for _, last := range []time.Time{now, now.Add(-time.Hour)} {
+		h.track(nodeLoopName, func() time.Time { return last })
+		wantCode, wantBody := get("/healthz")
+		if code, body := get("/health-check"); code != wantCode || body != wantBody {
+			t.Errorf("last activity %v ago: /health-check = %d %q, /healthz = %d %q", now.Sub(last), code, body, wantCode, wantBody)
+		}
+	}
+	if code, _ := get("/healthz"); code != http.StatusInternalServerError {
+		t.Errorf("/healthz = %d with the node loop an hour quiet, want 500", code)
 	}
 }
