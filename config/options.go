@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 )
@@ -36,7 +39,10 @@ const (
 
 // Options is every setting of the tidal binary.
 type Options struct {
-	Kubeconfig    string
+	Kubeconfig string
+	// Kubernetes is the API server's address; it overrides the kubeconfig's.
+	Kubernetes    string
+	UserAgent     string
 	Namespace     string
 	Address       string
 	KubeClientQPS float32
@@ -72,6 +78,7 @@ type Options struct {
 func NewOptions() *Options {
 	return &Options{
 		Namespace:            "kube-system",
+		UserAgent:            "tidal",
 		Address:              ":8085",
 		KubeClientQPS:        5,
 		KubeBurst:            10,
@@ -92,6 +99,8 @@ func NewOptions() *Options {
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file. Empty means in-cluster configuration.")
+	fs.StringVar(&o.Kubernetes, "kubernetes", o.Kubernetes, "Address of the Kubernetes API server (https://host:port); overrides the kubeconfig's. Empty uses the kubeconfig or the in-cluster configuration.")
+	fs.StringVar(&o.UserAgent, "user-agent", o.UserAgent, "User agent of tidal's API requests; tidal's version and platform follow it.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace tidal runs in: its lease, status and priority ConfigMaps live here.")
 	fs.StringVar(&o.Address, "address", o.Address, "Address to serve /healthz and /metrics on.")
 	fs.Float32Var(&o.KubeClientQPS, "kube-client-qps", o.KubeClientQPS, "Queries per second to the API server.")
@@ -103,7 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader keeps trying to renew before giving up leadership.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often to try to acquire or renew the lease.")
 
-	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider: local or aws.")
+	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider, required by tidal: aws, or local (a simulated cloud that creates Node objects itself; only for a cluster whose nodes it created, such as tidal local's).")
 	fs.StringVar(&o.LocalNodeGroups, "local-node-groups", o.LocalNodeGroups, "YAML file describing the local cloud's node groups (local provider only). Empty uses three built-in pools in two zones.")
 	fs.StringArrayVar(&o.NodeGroupFlags, "nodes", o.NodeGroupFlags, "A node group to manage, MIN:MAX:NAME. Repeat for several groups.")
 
@@ -115,6 +124,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Taints.AddFlags(fs)
 	o.AWS.AddFlags(fs)
 	o.HPA.AddFlags(fs)
+	addAcceptedCAFlags(fs)
 }
 
 // Validate checks every option and fills the parsed fields. The error names
@@ -126,7 +136,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, err)
 	}
 	o.NodeGroups = specs
-	errs = append(errs, objectName("--namespace", o.Namespace, "namespace", true), validateAddress(o.Address))
+	errs = append(errs, objectName("--namespace", o.Namespace, "namespace", true), validateAddress(o.Address), o.validateAPIServer())
 	if o.CloudProvider != CloudProviderLocal && o.CloudProvider != CloudProviderAWS {
 		errs = append(errs, fmt.Errorf("--cloud-provider=%q: want %q or %q", o.CloudProvider, CloudProviderLocal, CloudProviderAWS))
 	}
@@ -199,4 +209,19 @@ func validateAddress(addr string) error {
 		return fmt.Errorf("--address=%q: %q is not a port number", addr, port)
 	}
 	return nil
+}
+
+// validateAPIServer checks --kubernetes and --user-agent.
+func (o *Options) validateAPIServer() error {
+	var errs []error
+	if o.Kubernetes != "" {
+		u, err := url.Parse(o.Kubernetes)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			errs = append(errs, fmt.Errorf("--kubernetes=%q: want the API server's URL, such as https://10.0.0.1:6443", o.Kubernetes))
+		}
+	}
+	if strings.TrimSpace(o.UserAgent) == "" || strings.IndexFunc(o.UserAgent, unicode.IsControl) >= 0 {
+		errs = append(errs, fmt.Errorf("--user-agent=%q must be non-empty printable text", o.UserAgent))
+	}
+	return errors.Join(errs...)
 }

@@ -33,15 +33,14 @@ type ScaleDownOptions struct {
 	DaemonSetEvictionForOccupiedNodes bool
 }
 
-// DefaultScaleDownOptions are Cluster Autoscaler's defaults but for two:
-// DaemonSet pods are left out of utilization (a node's own agents should
-// not keep it), and up to 5 drains run at once instead of 1 (see
-// docs/scaledown.md for why that is safe).
+// DefaultScaleDownOptions are Cluster Autoscaler's defaults but for one:
+// up to 5 drains run at once instead of 1 (see docs/scaledown.md for why
+// that is safe).
 func DefaultScaleDownOptions() ScaleDownOptions {
 	return ScaleDownOptions{
 		Enabled: true, UtilizationThreshold: 0.5, UnneededTime: 10 * time.Minute, UnreadyTime: 20 * time.Minute,
 		DelayAfterAdd: 10 * time.Minute, DelayAfterFailure: 3 * time.Minute,
-		IgnoreDaemonSetsUtilization: true, SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true,
+		IgnoreDaemonSetsUtilization: false, SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true,
 		SkipNodesWithCustomControllerPods: true, MaxParallelism: 10, MaxDrainParallelism: 5,
 		MaxGracefulTerminationSec: 600, MaxPodEvictionTime: 2 * time.Minute, MaxBulkSoftTaintCount: 10,
 		MaxBulkSoftTaintTime: 3 * time.Second, NodeDeleteDelayAfterTaint: 5 * time.Second, DaemonSetEvictionForOccupiedNodes: true,

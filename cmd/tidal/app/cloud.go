@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -16,6 +19,11 @@ import (
 func buildCloudProvider(ctx context.Context, env *loopEnv, opts *config.Options) (cloudprovider.CloudProvider, error) {
 	switch opts.CloudProvider {
 	case config.CloudProviderLocal:
+		if env.localCloudGuard {
+			if err := checkLocalCloudCluster(ctx, env.client); err != nil {
+				return nil, err
+			}
+		}
 		client, err := localCloudClient(ctx, env)
 		if err != nil {
 			return nil, err
@@ -25,6 +33,42 @@ func buildCloudProvider(ctx context.Context, env *loopEnv, opts *config.Options)
 		return buildAWSCloud(ctx, env.client, opts)
 	}
 	return nil, fmt.Errorf("--cloud-provider=%q: unknown provider", opts.CloudProvider)
+}
+
+// withLocalCloudGuard makes Run refuse to start the local cloud in a
+// cluster that has nodes it did not create: its fake Nodes would join a
+// real cluster and stay there after tidal exits.
+func withLocalCloudGuard() Option {
+	return func(s *seams) { s.localCloudGuard = true }
+}
+
+// checkLocalCloudCluster fails when the cluster has a node the local cloud
+// did not create.
+func checkLocalCloudCluster(ctx context.Context, client kubernetes.Interface) error {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("--cloud-provider=local: list nodes to check the cluster is the local cloud's: %w", err)
+	}
+	if foreign := foreignNodes(nodes.Items); len(foreign) > 0 {
+		return fmt.Errorf("--cloud-provider=local: the cluster has %d node(s) the local cloud did not create (%s): "+
+			"the local cloud adds simulated Nodes and is only for its own clusters, such as tidal local's; "+
+			"use --cloud-provider=aws for a real cluster", len(foreign), strings.Join(foreign, ", "))
+	}
+	return nil
+}
+
+// foreignNodes names, at most three, the nodes without a local providerID.
+func foreignNodes(nodes []corev1.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if !strings.HasPrefix(n.Spec.ProviderID, local.ProviderIDPrefix) {
+			out = append(out, n.Name)
+		}
+	}
+	if len(out) > 3 {
+		out = append(out[:3], "...")
+	}
+	return out
 }
 
 // localCloudClientKey is the context key of the local cloud's client.

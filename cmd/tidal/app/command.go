@@ -4,21 +4,35 @@ package app
 
 import (
 	"context"
-	"flag"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	cliflag "k8s.io/component-base/cli/flag"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/version"
 )
 
 // NewCommand returns the tidal command with its `local` subcommand.
 func NewCommand() *cobra.Command {
+	return newCommand(startTidal)
+}
+
+// starter runs tidal with flags that were validated; tests give one that
+// stops there.
+type starter func(cmd *cobra.Command, opts *config.Options, logging *logsapi.LoggingConfiguration) error
+
+func newCommand(start starter) *cobra.Command {
 	opts := config.NewOptions()
+	logging := logsapi.NewLoggingConfiguration()
+	var showVersion bool
 	cmd := &cobra.Command{
 		Use:           "tidal",
 		Short:         "Kubernetes autoscaler: pods and nodes in one loop pair",
@@ -26,28 +40,58 @@ func NewCommand() *cobra.Command {
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Validate(); err != nil {
+			if showVersion {
+				fmt.Fprintln(cmd.OutOrStdout(), "tidal", version.Get())
+				return nil
+			}
+			var required error
+			if !cmd.Flags().Changed("cloud-provider") {
+				required = errCloudProviderRequired
+			}
+			if err := errors.Join(required, opts.Validate(), validateLogging(logging)); err != nil {
 				return err
 			}
-			ctx, stop := signalContext()
-			defer stop()
-			return Run(ctx, opts)
+			return start(cmd, opts, logging)
 		},
 	}
+	// klog's flags are spelt with '_'; Cluster Autoscaler takes them with '-'.
+	cmd.SetGlobalNormalizationFunc(cliflag.WordSepNormalizeFunc)
 	fs := cmd.PersistentFlags()
 	opts.AddFlags(fs)
-	addKlogFlags(fs)
-	cmd.AddCommand(newLocalCommand(opts))
+	addLoggingFlags(fs, logging)
+	cmd.Flags().BoolVar(&showVersion, "version", false, "Print tidal's version and exit.")
+	cmd.AddCommand(newLocalCommand(opts, logging))
 	return cmd
 }
 
-// addKlogFlags adds klog's -v and -vmodule without touching the global
-// flag.CommandLine that Kubernetes packages fill.
-func addKlogFlags(fs *pflag.FlagSet) {
-	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(gfs)
-	for _, name := range []string{"v", "vmodule"} {
-		fs.AddGoFlag(gfs.Lookup(name))
+var errCloudProviderRequired = errors.New("--cloud-provider is required: aws, or local for a simulated cloud " +
+	"(only for a cluster whose nodes it created; `tidal local` starts a cluster with one)")
+
+// startTidal applies the logging flags, says which flags have no effect,
+// and runs tidal until SIGTERM or SIGINT.
+func startTidal(cmd *cobra.Command, opts *config.Options, logging *logsapi.LoggingConfiguration) error {
+	if err := applyLogging(logging); err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	logStartNotes(klog.FromContext(ctx), cmd.Flags())
+	return Run(ctx, opts, withLocalCloudGuard())
+}
+
+// logStartNotes logs, once, the Cluster Autoscaler flags given that have no
+// effect in tidal, and the defaults tidal keeps apart from CA's that were
+// not set.
+func logStartNotes(logger klog.Logger, fs *pflag.FlagSet) {
+	logger.Info("tidal", "version", version.Get())
+	if set := config.AcceptedCAFlagsSet(fs); len(set) > 0 {
+		logger.Info("Cluster Autoscaler flags accepted without effect in tidal (docs/ca-flags.md says why)", "flags", set)
+	}
+	for _, d := range config.OwnDefaults() {
+		if f := fs.Lookup(d.Name); f != nil && !f.Changed {
+			logger.Info("Default differs from Cluster Autoscaler's", "flag", "--"+d.Name, "value", f.Value.String(),
+				"clusterAutoscaler", d.CADefault, "why", d.Why)
+		}
 	}
 }
 

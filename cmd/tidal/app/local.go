@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
@@ -33,7 +34,7 @@ type localOptions struct {
 	keepRunning bool
 }
 
-func newLocalCommand(opts *config.Options) *cobra.Command {
+func newLocalCommand(opts *config.Options, logging *logsapi.LoggingConfiguration) *cobra.Command {
 	lo := &localOptions{demo: true}
 	cmd := &cobra.Command{
 		Use:   "local",
@@ -56,6 +57,9 @@ func newLocalCommand(opts *config.Options) *cobra.Command {
 				return err
 			}
 			if err := lo.validate(opts); err != nil {
+				return err
+			}
+			if err := applyLogging(logging); err != nil {
 				return err
 			}
 			ctx, stop := signalContext()
@@ -118,7 +122,7 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 	fmt.Fprintf(out, "Cluster ready in %.1fs.\n  kubectl --kubeconfig %s get nodes,pods -A\n  tidal's log: %s\n\n",
 		time.Since(started).Seconds(), cluster.KubeconfigPath, logFile.Name())
 	runOpts := *opts
-	runOpts.Kubeconfig = cluster.KubeconfigPath
+	runOpts.Kubeconfig, runOpts.Kubernetes = cluster.KubeconfigPath, ""
 	if lo.hpaObjects {
 		runOpts.HPA.HPAObjects = true
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
+	"github.com/tidal-autoscaler/tidal/version"
 )
 
 // ComponentName is the event source and user agent of tidal.
@@ -40,6 +42,9 @@ type Option func(*seams)
 type seams struct {
 	transport func(http.RoundTripper) http.RoundTripper
 	cloud     func(cloudprovider.CloudProvider) cloudprovider.CloudProvider
+	// localCloudGuard refuses to start the local cloud in a cluster with
+	// nodes it did not create.
+	localCloudGuard bool
 }
 
 // WithTransport wraps the transport of every client Run makes from its API
@@ -87,7 +92,8 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	logger.Info("Serving /healthz and /metrics", "address", opts.Address)
 
 	env := &loopEnv{opts: opts, restConfig: restCfg, client: client, registry: reg, health: h,
-		nodeMetrics: core.NewMetrics(reg), podMetrics: newPodLoopMetrics(reg), wrapCloud: s.cloud}
+		nodeMetrics: core.NewMetrics(reg), podMetrics: newPodLoopMetrics(reg), wrapCloud: s.cloud,
+		localCloudGuard: s.localCloudGuard}
 	run := func(ctx context.Context) error { return runLoops(ctx, env) }
 	if !opts.LeaderElect {
 		return run(ctx)
@@ -98,17 +104,23 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 func restConfig(opts *config.Options) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
-	if opts.Kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if opts.Kubeconfig != "" || opts.Kubernetes != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags(opts.Kubernetes, opts.Kubeconfig)
 	} else {
 		cfg, err = rest.InClusterConfig()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client configuration (--kubeconfig=%q): %w", opts.Kubeconfig, err)
+		return nil, fmt.Errorf("kubernetes client configuration (--kubeconfig=%q, --kubernetes=%q): %w", opts.Kubeconfig, opts.Kubernetes, err)
 	}
 	cfg.QPS, cfg.Burst = opts.KubeClientQPS, opts.KubeBurst
-	rest.AddUserAgent(cfg, ComponentName)
+	cfg.UserAgent = userAgent(opts.UserAgent)
 	return cfg, nil
+}
+
+// userAgent is name/version (os/arch), as client-go's default user agent
+// but with tidal's version instead of Kubernetes'.
+func userAgent(name string) string {
+	return fmt.Sprintf("%s/%s (%s/%s)", name, version.Get(), runtime.GOOS, runtime.GOARCH)
 }
 
 // loopEnv is what the loops are built from. Metrics are created once per
@@ -123,6 +135,8 @@ type loopEnv struct {
 	podMetrics  *podLoopMetrics
 	// wrapCloud, when set, wraps the cloud provider (WithCloud).
 	wrapCloud func(cloudprovider.CloudProvider) cloudprovider.CloudProvider
+	// localCloudGuard: see withLocalCloudGuard.
+	localCloudGuard bool
 
 	// Set by runLoops for the current term.
 	factory   informers.SharedInformerFactory
