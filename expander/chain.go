@@ -18,10 +18,12 @@ const (
 
 // namedChains are the chains a single --expander name stands for.
 var namedChains = map[string][]string{
-	RandomName:          {RandomName},
-	MostPodsName:        {MostPodsName, RandomName},
-	LeastWasteName:      {LeastWasteName, RandomName},
-	PriorityName:        {PriorityName, LeastWasteName, TopologyBalanceName, RandomName},
+	RandomName:     {RandomName},
+	MostPodsName:   {MostPodsName, RandomName},
+	LeastWasteName: {LeastWasteName, RandomName},
+	// As in Cluster Autoscaler, equal priorities are a random pick;
+	// priority,least-waste asks for more.
+	PriorityName:        {PriorityName, RandomName},
 	TopologyBalanceName: {TopologyBalanceName, LeastWasteName, RandomName},
 	PriorityRatioName:   {PriorityName, PriorityRatioName, LeastWasteName, RandomName},
 	PriceName:           {PriceName, LeastWasteName, RandomName},
@@ -34,7 +36,7 @@ type Chain struct {
 }
 
 // ParseChain turns an --expander value into a chain. A single name means its
-// named chain (priority → least-waste → topology-balance → random, ...); a
+// named chain (priority → random, least-waste → random, ...); a
 // comma-separated list is used as given, with random appended last.
 func ParseChain(value string) (*Chain, error) {
 	parts := strings.Split(value, ",")

@@ -158,7 +158,7 @@ func TestParseChain(t *testing.T) {
 		"random":             {"random"},
 		"most-pods":          {"most-pods", "random"},
 		"least-waste":        {"least-waste", "random"},
-		"priority":           {"priority", "least-waste", "topology-balance", "random"},
+		"priority":           {"priority", "random"},
 		"topology-balance":   {"topology-balance", "least-waste", "random"},
 		"priority-ratio":     {"priority", "priority-ratio", "least-waste", "random"},
 		"priority,most-pods": {"priority", "most-pods", "random"},
@@ -189,13 +189,34 @@ func TestChainBreaksTiesInOrder(t *testing.T) {
 		{NodeGroup: "b", NodeCount: 1, Pods: pods(4, "1", "2Gi"), Template: template("4", "8Gi", "z1")},
 		{NodeGroup: "c", NodeCount: 1, Pods: pods(4, "1", "1Gi"), Template: template("4", "4Gi", "z1")},
 	}
-	chain, _ := ParseChain("priority")
+	chain, _ := ParseChain("priority,least-waste")
 	d := chain.Choose(options, ctx)
 	if d.Best.NodeGroup != "b" {
 		t.Fatalf("priority then least-waste should choose b, chose %s (steps %+v)", d.Best.NodeGroup, d.Steps)
 	}
 	if len(d.Steps) != 2 || d.Steps[0].Strategy != "priority" || len(d.Steps[0].Kept) != 2 {
 		t.Fatalf("steps %+v: want priority keeping 2, then least-waste keeping 1", d.Steps)
+	}
+}
+
+// --expander=priority alone breaks ties at random, as Cluster Autoscaler's:
+// among groups of the same priority each is chosen, whatever their waste.
+func TestPriorityAloneBreaksTiesAtRandom(t *testing.T) {
+	p, _ := ParsePriorities("5:\n  - ^(a|b)$\n1:\n  - ^c$\n")
+	ctx := newCtx()
+	ctx.Priorities = p
+	options := []Option{
+		{NodeGroup: "a", NodeCount: 2, Pods: pods(4, "1", "2Gi"), Template: template("4", "16Gi", "z1")},
+		{NodeGroup: "b", NodeCount: 1, Pods: pods(4, "1", "2Gi"), Template: template("4", "8Gi", "z1")},
+		{NodeGroup: "c", NodeCount: 1, Pods: pods(4, "1", "1Gi"), Template: template("4", "4Gi", "z1")},
+	}
+	chain, _ := ParseChain("priority")
+	seen := map[string]int{}
+	for i := 0; i < 200; i++ {
+		seen[chain.Choose(options, ctx).Best.NodeGroup]++
+	}
+	if seen["a"] == 0 || seen["b"] == 0 || seen["c"] != 0 {
+		t.Fatalf("choices in 200 decisions %v: want both a and b (priority 5), never c", seen)
 	}
 }
 

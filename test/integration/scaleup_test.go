@@ -240,7 +240,7 @@ nodeGroups:
 - {name: mf-small, minSize: 0, maxSize: 5, zone: z, cpu: "2", memory: 4Gi, provisioningDelay: 200ms}
 `)
 	setPriorities(t, "tidal-priority-expander", "fifty:\n  - [not, a, regexp\n")
-	startTidal(t, append(scaleUpFlags, "--local-node-groups="+groups, "--expander=priority")...)
+	startTidal(t, append(scaleUpFlags, "--local-node-groups="+groups, "--expander=priority,least-waste")...)
 	createDeployment(t, deployment(ns, "web", 1, "1", "2Gi"))
 	waitRunning(t, ns, "web", 1, 60*time.Second)
 	// priority is skipped; least-waste, next in the chain, picks the small pool.
