@@ -52,9 +52,16 @@ type ScaleDownOptions struct {
 	UtilizationThreshold float64
 	UnneededTime         time.Duration
 	UnreadyTime          time.Duration
-	DelayAfterAdd        time.Duration
-	DelayAfterDelete     time.Duration
-	DelayAfterFailure    time.Duration
+	// KeepUnready keeps unready nodes (--scale-down-unready-enabled=false).
+	KeepUnready bool
+	// GPUUtilizationThreshold is the threshold of nodes with GPUs, judged
+	// by GPU requests alone.
+	GPUUtilizationThreshold float64
+	// MaxNonEmptyUnneeded: --scale-down-non-empty-candidates-count.
+	MaxNonEmptyUnneeded int
+	DelayAfterAdd       time.Duration
+	DelayAfterDelete    time.Duration
+	DelayAfterFailure   time.Duration
 
 	IgnoreDaemonSetsUtilization       bool
 	SkipNodesWithSystemPods           bool
@@ -108,6 +115,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		WriteStatusConfigMap: su.WriteStatusConfigMap, StatusConfigMapName: su.StatusConfigMapName, RecordDuplicatedEvents: su.RecordDuplicatedEvents,
 		ScaleDown: ScaleDownOptions{
 			Enabled: sd.Enabled, UtilizationThreshold: sd.UtilizationThreshold, UnneededTime: sd.UnneededTime, UnreadyTime: sd.UnreadyTime,
+			KeepUnready: !sd.UnreadyEnabled, GPUUtilizationThreshold: sd.GPUUtilizationThreshold, MaxNonEmptyUnneeded: sd.NonEmptyCandidatesCount,
 			DelayAfterAdd: sd.DelayAfterAdd, DelayAfterDelete: sd.DelayAfterDelete, DelayAfterFailure: sd.DelayAfterFailure,
 			IgnoreDaemonSetsUtilization: sd.IgnoreDaemonSetsUtilization, SkipNodesWithSystemPods: sd.SkipNodesWithSystemPods,
 			SkipNodesWithLocalStorage: sd.SkipNodesWithLocalStorage, SkipNodesWithCustomControllerPods: sd.SkipNodesWithCustomControllerPods,

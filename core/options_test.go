@@ -16,3 +16,18 @@ func TestTaintFlagsReachTheNodeLoop(t *testing.T) {
 		t.Fatalf("taints %+v, want %+v (--ignore-taint is a startup taint)", got, want)
 	}
 }
+
+// The scale-down flags of Cluster Autoscaler reach the node loop, with
+// CA's defaults.
+func TestScaleDownCAFlagsReachTheNodeLoop(t *testing.T) {
+	o := config.NewOptions()
+	sd := OptionsFromConfig(o).ScaleDown
+	if sd.KeepUnready || sd.GPUUtilizationThreshold != 0.5 || sd.MaxNonEmptyUnneeded != 0 || sd.IgnoreDaemonSetsUtilization {
+		t.Fatalf("defaults %+v: want unready nodes removed, GPU threshold 0.5, no limit of non-empty candidates, DaemonSets counted", sd)
+	}
+	o.ScaleDown.UnreadyEnabled, o.ScaleDown.GPUUtilizationThreshold, o.ScaleDown.NonEmptyCandidatesCount = false, 0.2, 5
+	sd = OptionsFromConfig(o).ScaleDown
+	if !sd.KeepUnready || sd.GPUUtilizationThreshold != 0.2 || sd.MaxNonEmptyUnneeded != 5 {
+		t.Fatalf("options %+v: flags not taken", sd)
+	}
+}

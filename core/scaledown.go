@@ -114,6 +114,7 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 			SkipNodesWithLocalStorage:         l.opts.ScaleDown.SkipNodesWithLocalStorage,
 			SkipNodesWithCustomControllerPods: l.opts.ScaleDown.SkipNodesWithCustomControllerPods},
 		IgnoreDaemonSetsUtilization: l.opts.ScaleDown.IgnoreDaemonSetsUtilization,
+		KeepUnready:                 l.opts.ScaleDown.KeepUnready, MaxNonEmptyUnneeded: l.opts.ScaleDown.MaxNonEmptyUnneeded,
 	}
 	for _, g := range o.groups {
 		if g.problem == "" {
@@ -132,8 +133,9 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 		case busy[n.Name] || hasTaint(n, scaledown.ToBeDeletedTaint):
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
 		case l.checker.Snapshot().NodeInfo(n.Name) != nil:
-			in.Candidates = append(in.Candidates, scaledown.Candidate{Name: n.Name, Group: gid,
-				Threshold: l.groupOptions(o, gid).ScaleDownUtilizationThreshold, Unready: !o.ready(n.Name)})
+			own := l.groupOptions(o, gid)
+			in.Candidates = append(in.Candidates, scaledown.Candidate{Name: n.Name, Group: gid, Threshold: own.ScaleDownUtilizationThreshold,
+				GPUThreshold: own.ScaleDownGpuUtilizationThreshold, Unready: !o.ready(n.Name)})
 		}
 	}
 	pdbs, err := l.pdbs.List(labels.Everything())
@@ -147,11 +149,12 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 // groupOptions are the group's own scale-down options, or the flags'.
 func (l *NodeLoop) groupOptions(o *observation, id string) cloudprovider.NodeGroupAutoscalingOptions {
 	def := cloudprovider.NodeGroupAutoscalingOptions{
-		ScaleDownUtilizationThreshold: l.opts.ScaleDown.UtilizationThreshold,
-		ScaleDownUnneededTime:         l.opts.ScaleDown.UnneededTime,
-		ScaleDownUnreadyTime:          l.opts.ScaleDown.UnreadyTime,
-		MaxNodeProvisionTime:          l.opts.ClusterState.MaxNodeProvisionTime,
-		IgnoreDaemonSetsUtilization:   l.opts.ScaleDown.IgnoreDaemonSetsUtilization,
+		ScaleDownUtilizationThreshold:    l.opts.ScaleDown.UtilizationThreshold,
+		ScaleDownGpuUtilizationThreshold: l.opts.ScaleDown.GPUUtilizationThreshold,
+		ScaleDownUnneededTime:            l.opts.ScaleDown.UnneededTime,
+		ScaleDownUnreadyTime:             l.opts.ScaleDown.UnreadyTime,
+		MaxNodeProvisionTime:             l.opts.ClusterState.MaxNodeProvisionTime,
+		IgnoreDaemonSetsUtilization:      l.opts.ScaleDown.IgnoreDaemonSetsUtilization,
 	}
 	g := o.group(id)
 	if g == nil {

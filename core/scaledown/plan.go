@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/simulator"
@@ -25,7 +26,10 @@ const (
 	NodeGroupMinSizeReached Reason = "NodeGroupMinSizeReached"
 	BlockedByPod            Reason = "BlockedByPod"
 	NoPlaceToMovePods       Reason = "NoPlaceToMovePods"
-	UnexpectedError         Reason = "UnexpectedError"
+	// ScaleDownUnreadyDisabled: the node is unready and
+	// --scale-down-unready-enabled=false.
+	ScaleDownUnreadyDisabled Reason = "ScaleDownUnreadyDisabled"
+	UnexpectedError          Reason = "UnexpectedError"
 )
 
 // Candidate is a node the loop may remove: it belongs to a node group and
@@ -33,8 +37,10 @@ const (
 type Candidate struct {
 	Name  string
 	Group string
-	// Threshold is the group's utilization threshold.
-	Threshold float64
+	// Threshold is the group's utilization threshold; GPUThreshold the
+	// one of GPU nodes, judged by their GPU requests alone.
+	Threshold    float64
+	GPUThreshold float64
 	// Unready nodes are candidates whatever their utilization.
 	Unready bool
 }
@@ -58,7 +64,13 @@ type Input struct {
 	// IgnoreDaemonSetsUtilization leaves DaemonSet and mirror pods out of
 	// utilization.
 	IgnoreDaemonSetsUtilization bool
-	Now                         time.Time
+	// KeepUnready keeps unready nodes (--scale-down-unready-enabled=false).
+	KeepUnready bool
+	// MaxNonEmptyUnneeded bounds how many nodes with pods to move the plan
+	// finds unneeded (--scale-down-non-empty-candidates-count); the others
+	// are not simulated. Zero or less: no bound.
+	MaxNonEmptyUnneeded int
+	Now                 time.Time
 	// Salt names what the caller changed in the snapshot in a fork (such
 	// as pods placed to keep headroom): the planner's memory keys on it.
 	Salt string
@@ -149,6 +161,8 @@ type planner struct {
 	plan    *Plan
 	pdbs    *budgets
 	removed map[string]int
+	// nonEmpty counts the unneeded nodes with pods to move.
+	nonEmpty int
 	// kinds are the kinds of pods moved so far (see kind), kindKey
 	// scratch space for their keys; gone are the nodes the plan removed.
 	kinds   map[string]*kind
@@ -247,10 +261,9 @@ func (p *planner) order() []evaluated {
 		if ni == nil {
 			continue
 		}
-		e := evaluated{Candidate: c, util: Utilization(ni, p.in.IgnoreDaemonSetsUtilization)}
-		if !e.Unready && e.util >= e.Threshold {
-			p.plan.Unremovable = append(p.plan.Unremovable, Unremovable{Node: c.Name, Reason: NotUnderutilized, Utilization: e.util,
-				Detail: fmt.Sprintf("utilization %.2f is not below %.2f", e.util, e.Threshold)})
+		e := evaluated{Candidate: c}
+		if reason, detail := p.keeps(&e, ni); reason != "" {
+			p.plan.Unremovable = append(p.plan.Unremovable, Unremovable{Node: c.Name, Reason: reason, Utilization: e.util, Detail: detail})
 			continue
 		}
 		pods := podsOf(ni)
@@ -274,6 +287,29 @@ func (p *planner) order() []evaluated {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// keeps says why a candidate stays whatever its pods (unready with
+// KeepUnready, not underutilized), or "". It fills e.util: GPU nodes are
+// judged by their GPU requests and GPUThreshold, as in Cluster Autoscaler.
+func (p *planner) keeps(e *evaluated, ni *framework.NodeInfo) (Reason, string) {
+	threshold := e.Threshold
+	util, gpu := GPUUtilization(ni, p.in.IgnoreDaemonSetsUtilization)
+	if gpu {
+		threshold = e.GPUThreshold
+	} else {
+		util = Utilization(ni, p.in.IgnoreDaemonSetsUtilization)
+	}
+	e.util = util
+	switch {
+	case e.Unready && p.in.KeepUnready:
+		return ScaleDownUnreadyDisabled, "unready, and --scale-down-unready-enabled=false"
+	case !e.Unready && util >= threshold && gpu:
+		return NotUnderutilized, fmt.Sprintf("GPU utilization %.2f is not below %.2f", util, threshold)
+	case !e.Unready && util >= threshold:
+		return NotUnderutilized, fmt.Sprintf("utilization %.2f is not below %.2f", util, threshold)
+	}
+	return "", ""
 }
 
 // noteGracePeriods keeps in p.until the earliest time one of pods, being
@@ -300,6 +336,11 @@ func (p *planner) consider(ctx context.Context, e evaluated) error {
 		stay(BlockedByPod, e.pods.Blocker, "")
 		return nil
 	}
+	if len(e.pods.ToMove) > 0 && p.in.MaxNonEmptyUnneeded > 0 && p.nonEmpty >= p.in.MaxNonEmptyUnneeded {
+		// As Cluster Autoscaler: enough nodes to drain for now; the
+		// others are not simulated in this iteration.
+		return nil
+	}
 	if b := p.pdbs.reserve(e.pods.ToMove); b != nil {
 		stay(BlockedByPod, b, "")
 		return nil
@@ -314,6 +355,9 @@ func (p *planner) consider(ctx context.Context, e evaluated) error {
 		return nil
 	}
 	p.removed[e.Group]++
+	if len(e.pods.ToMove) > 0 {
+		p.nonEmpty++
+	}
 	p.plan.Unneeded = append(p.plan.Unneeded, Unneeded{Node: e.Name, Group: e.Group, Utilization: e.util, Unready: e.Unready, Pods: e.pods})
 	return nil
 }
@@ -423,16 +467,7 @@ func (p *planner) precheck(ctx context.Context, evs []evaluated) {
 // requested memory over allocatable memory. With ignoreDaemonSets,
 // DaemonSet and mirror pods are left out.
 func Utilization(ni *framework.NodeInfo, ignoreDaemonSets bool) float64 {
-	cpu, mem := ni.Requested.MilliCPU, ni.Requested.Memory
-	if ignoreDaemonSets {
-		for _, pi := range ni.Pods {
-			if p := pi.GetPod(); IsDaemonSetPod(p) || isMirror(p) {
-				r := pi.CalculateResource().Resource
-				cpu -= r.GetMilliCPU()
-				mem -= r.GetMemory()
-			}
-		}
-	}
+	cpu, mem := requested(ni, ignoreDaemonSets, func(r fwk.Resource) (int64, int64) { return r.GetMilliCPU(), r.GetMemory() })
 	var u float64
 	if a := ni.Allocatable.MilliCPU; a > 0 {
 		u = float64(cpu) / float64(a)
@@ -441,4 +476,36 @@ func Utilization(ni *framework.NodeInfo, ignoreDaemonSets bool) float64 {
 		u = max(u, float64(mem)/float64(a))
 	}
 	return u
+}
+
+// GPUResource is the extended resource of GPUs, as Cluster Autoscaler's
+// providers name it.
+const GPUResource corev1.ResourceName = "nvidia.com/gpu"
+
+// GPUUtilization is the share of the node's allocatable GPUs its pods
+// request; gpu is false for a node without allocatable GPUs.
+func GPUUtilization(ni *framework.NodeInfo, ignoreDaemonSets bool) (util float64, gpu bool) {
+	a := ni.Allocatable.ScalarResources[GPUResource]
+	if a <= 0 {
+		return 0, false
+	}
+	req, _ := requested(ni, ignoreDaemonSets, func(r fwk.Resource) (int64, int64) { return r.GetScalarResources()[GPUResource], 0 })
+	return float64(req) / float64(a), true
+}
+
+// requested sums two quantities (pick) of the node's requests, less those
+// of DaemonSet and mirror pods when ignoreDaemonSets.
+func requested(ni *framework.NodeInfo, ignoreDaemonSets bool, pick func(fwk.Resource) (int64, int64)) (int64, int64) {
+	a, b := pick(ni.Requested)
+	if !ignoreDaemonSets {
+		return a, b
+	}
+	for _, pi := range ni.Pods {
+		if p := pi.GetPod(); IsDaemonSetPod(p) || isMirror(p) {
+			r := pi.CalculateResource().Resource
+			da, db := pick(r)
+			a, b = a-da, b-db
+		}
+	}
+	return a, b
 }
