@@ -99,7 +99,7 @@ func caImplementedFlags() []CAFlag {
 		"new-pod-scale-up-delay", "node-delete-delay-after-taint", "node-group-backoff-reset-timeout", "nodes",
 		"ok-total-unready-count", "record-duplicated-events", "scale-down-delay-after-add", "scale-down-delay-after-delete",
 		"scale-down-delay-after-failure", "scale-down-enabled", "scale-down-unneeded-time", "scale-down-unready-time",
-		"scale-down-unready-enabled",
+		"scale-down-unready-enabled", "daemonset-eviction-for-empty-nodes",
 		"scale-down-utilization-threshold", "scan-interval", "skip-nodes-with-custom-controller-pods",
 		"skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "startup-taint", "status-taint", "write-status-configmap"} {
 		out = append(out, implemented(name, ""))
@@ -142,7 +142,6 @@ func caAcceptedFlags() []CAFlag {
 		accepted("cluster-snapshot-parallelism", kindInt, "16", ownSimulate),
 		accepted("clusterapi-cloud-config-authoritative", kindBool, "false", notClusterAPI),
 		accepted("cordon-node-before-terminating", kindBool, "true", "not yet: tidal taints a node before draining it, which keeps new pods off as a cordon does"),
-		accepted("daemonset-eviction-for-empty-nodes", kindBool, "false", "not yet: DaemonSet pods of empty nodes go with the node"),
 		accepted("debugging-snapshot-enabled", kindBool, "false", "tidal has no /snapshotz; its decisions are in events, logs and the status ConfigMap"),
 		accepted("drain-priority-config", kindString, "", "tidal has no drain priorities"),
 		accepted("dynamic-node-delete-delay-after-taint-enabled", kindBool, "false", "tidal waits --node-delete-delay-after-taint"),

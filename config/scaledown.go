@@ -34,6 +34,7 @@ type ScaleDownOptions struct {
 	MaxBulkSoftTaintTime              time.Duration
 	NodeDeleteDelayAfterTaint         time.Duration
 	DaemonSetEvictionForOccupiedNodes bool
+	DaemonSetEvictionForEmptyNodes    bool
 }
 
 // DefaultScaleDownOptions are Cluster Autoscaler's defaults but for two:
@@ -76,6 +77,7 @@ func (o *ScaleDownOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxBulkSoftTaintTime, "max-bulk-soft-taint-time", o.MaxBulkSoftTaintTime, "Longest time one iteration spends giving or taking off deletion candidate taints.")
 	fs.DurationVar(&o.NodeDeleteDelayAfterTaint, "node-delete-delay-after-taint", o.NodeDeleteDelayAfterTaint, "How long a removal waits after tainting a node before it reads the node's pods again and drains or deletes it.")
 	fs.BoolVar(&o.DaemonSetEvictionForOccupiedNodes, "daemonset-eviction-for-occupied-nodes", o.DaemonSetEvictionForOccupiedNodes, "Evict DaemonSet pods (best-effort) from drained nodes before deleting them.")
+	fs.BoolVar(&o.DaemonSetEvictionForEmptyNodes, "daemonset-eviction-for-empty-nodes", o.DaemonSetEvictionForEmptyNodes, "Evict DaemonSet pods (best-effort) from empty nodes before deleting them. A DaemonSet pod's cluster-autoscaler.kubernetes.io/enable-ds-eviction annotation (true or false) overrides both flags.")
 }
 
 // maxGracefulTerminationSec is the most --max-graceful-termination-sec can

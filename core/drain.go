@@ -38,10 +38,8 @@ func (a *actuator) drainAndDelete(ctx context.Context, r removal) error {
 		if err := a.checkPods(ctx, r); err != nil {
 			return err
 		}
-		if a.opts.EvictDaemonSetPods {
-			a.evictDaemonSetPods(ctx, r)
-		}
 	}
+	a.evictDaemonSetPods(ctx, r)
 	if err := r.group.DeleteNodes([]*corev1.Node{r.node}); err != nil {
 		return fmt.Errorf("cloud provider: %w", err)
 	}
@@ -186,6 +184,9 @@ func (a *actuator) presence(ctx context.Context, p *corev1.Pod, synced bool) sca
 // evictDaemonSetPods evicts DaemonSet pods once each, without waiting.
 func (a *actuator) evictDaemonSetPods(ctx context.Context, r removal) {
 	for _, p := range r.daemonSet {
+		if !a.opts.DaemonSetEviction.Evicts(p, r.empty()) {
+			continue
+		}
 		if _, err := a.evict(ctx, p, time.Time{}, false); err != nil {
 			klog.FromContext(ctx).V(2).Info("DaemonSet pod not evicted; the node goes anyway", "pod", klog.KObj(p), "err", err)
 		}

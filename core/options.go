@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
 // Options are the node loop's settings, taken from flags.
@@ -88,7 +89,9 @@ type ScaleDownOptions struct {
 	// before it reads the node's pods again, so the scheduler has seen the
 	// taint and any pod it bound meanwhile is found.
 	NodeDeleteDelayAfterTaint time.Duration
-	EvictDaemonSetPods        bool
+	// DaemonSetEviction: which removals evict DaemonSet pods, best-effort,
+	// before the node goes.
+	DaemonSetEviction scaledown.DaemonSetEviction
 
 	// MinMilliCores and MinMemoryBytes: removals never take the cluster
 	// below these totals.
@@ -123,7 +126,7 @@ func OptionsFromConfig(o *config.Options) Options {
 			MaxGracefulTermination: time.Duration(sd.MaxGracefulTerminationSec) * time.Second, MaxPodEvictionTime: sd.MaxPodEvictionTime,
 			EvictionRetryInterval: 5 * time.Second, PodGonePollInterval: time.Second,
 			MaxBulkSoftTaint: sd.MaxBulkSoftTaintCount, MaxBulkSoftTaintTime: sd.MaxBulkSoftTaintTime,
-			NodeDeleteDelayAfterTaint: sd.NodeDeleteDelayAfterTaint, EvictDaemonSetPods: sd.DaemonSetEvictionForOccupiedNodes,
+			NodeDeleteDelayAfterTaint: sd.NodeDeleteDelayAfterTaint, DaemonSetEviction: scaledown.DaemonSetEviction{OccupiedNodes: sd.DaemonSetEvictionForOccupiedNodes, EmptyNodes: sd.DaemonSetEvictionForEmptyNodes},
 			MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
 		},
 	}
