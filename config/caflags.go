@@ -99,7 +99,7 @@ func caImplementedFlags() []CAFlag {
 		"new-pod-scale-up-delay", "node-delete-delay-after-taint", "node-group-backoff-reset-timeout", "nodes",
 		"ok-total-unready-count", "record-duplicated-events", "scale-down-delay-after-add", "scale-down-delay-after-delete",
 		"scale-down-delay-after-failure", "scale-down-enabled", "scale-down-unneeded-time", "scale-down-unready-time",
-		"scale-down-unready-enabled", "daemonset-eviction-for-empty-nodes",
+		"scale-down-unready-enabled", "daemonset-eviction-for-empty-nodes", "max-failing-time",
 		"scale-down-utilization-threshold", "scan-interval", "skip-nodes-with-custom-controller-pods",
 		"skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "startup-taint", "status-taint", "write-status-configmap"} {
 		out = append(out, implemented(name, ""))
@@ -167,7 +167,6 @@ func caAcceptedFlags() []CAFlag {
 		accepted("leader-elect-resource-lock", kindString, "leases", "tidal always uses a Lease"),
 		accepted("leader-elect-resource-namespace", kindString, "", "the Lease lives in --namespace"),
 		accepted("max-allocatable-difference-ratio", kindFloat, "0.05", "tidal's similarity test for --balance-similar-node-groups has fixed tolerances"),
-		accepted("max-failing-time", kindDuration, "15m0s", "not yet: /healthz follows --max-inactivity"),
 		accepted("max-free-difference-ratio", kindFloat, "0.05", "tidal's similarity test for --balance-similar-node-groups has fixed tolerances"),
 		accepted("max-node-skip-eval-time-tracker-enabled", kindBool, "false", "tidal has no such metric"),
 		accepted("max-node-startup-time", kindDuration, "15m0s", "not yet: a node may take --max-node-provision-time"),

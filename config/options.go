@@ -63,6 +63,7 @@ type Options struct {
 	ScanInterval         time.Duration
 	MaxNodeProvisionTime time.Duration
 	MaxInactivity        time.Duration
+	MaxFailingTime       time.Duration
 
 	ScaleUp   ScaleUpOptions
 	ScaleDown ScaleDownOptions
@@ -91,6 +92,7 @@ func NewOptions() *Options {
 		ScanInterval:         10 * time.Second,
 		MaxNodeProvisionTime: 15 * time.Minute,
 		MaxInactivity:        10 * time.Minute,
+		MaxFailingTime:       15 * time.Minute,
 		ScaleUp:              DefaultScaleUpOptions(),
 		ScaleDown:            DefaultScaleDownOptions(),
 	}
@@ -119,6 +121,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ScanInterval, "scan-interval", o.ScanInterval, "How often the node loop runs when nothing triggers it earlier.")
 	fs.DurationVar(&o.MaxNodeProvisionTime, "max-node-provision-time", o.MaxNodeProvisionTime, "How long a requested node may take to register before the request is considered failed.")
 	fs.DurationVar(&o.MaxInactivity, "max-inactivity", o.MaxInactivity, "/healthz fails when the leader's node loop has not completed a run for this long.")
+	fs.DurationVar(&o.MaxFailingTime, "max-failing-time", o.MaxFailingTime, "/healthz fails when the leader's node loop has not completed a run without an error for this long.")
 	o.ScaleUp.AddFlags(fs)
 	o.ScaleDown.AddFlags(fs)
 	o.Taints.AddFlags(fs)
@@ -152,8 +155,11 @@ func (o *Options) Validate() error {
 // validateInactivity keeps /healthz from failing between two runs of a
 // healthy loop: the limit must exceed the time between them.
 func (o *Options) validateInactivity() error {
-	if err := positive("--max-inactivity", o.MaxInactivity); err != nil {
+	if err := errors.Join(positive("--max-inactivity", o.MaxInactivity), positive("--max-failing-time", o.MaxFailingTime)); err != nil {
 		return err
+	}
+	if o.MaxFailingTime <= o.ScanInterval {
+		return fmt.Errorf("--max-failing-time=%v must be longer than --scan-interval=%v, or /healthz fails between two healthy runs", o.MaxFailingTime, o.ScanInterval)
 	}
 	if o.MaxInactivity <= o.ScanInterval {
 		return fmt.Errorf("--max-inactivity=%v must be longer than --scan-interval=%v, or /healthz fails between two healthy runs", o.MaxInactivity, o.ScanInterval)

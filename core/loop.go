@@ -94,6 +94,8 @@ type NodeLoop struct {
 	capacity     atomic.Pointer[capacityView]
 	onCapacity   atomic.Pointer[func([]string)]
 	lastActivity atomic.Int64
+	// lastSuccess is when an iteration last ended without an error.
+	lastSuccess atomic.Int64
 	// errorsReported maps node groups to when the cloud told of their
 	// failed launches, for the log.
 	errorsReported sync.Map
@@ -122,6 +124,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
+	l.lastSuccess.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()
 	nodes := cfg.Factory.Core().V1().Nodes()
 	l.pods, l.nodes = pods.Lister(), nodes.Lister()
@@ -180,6 +183,10 @@ func (l *NodeLoop) HasSynced() bool {
 
 // LastActivity is when the loop last finished an iteration (or started).
 func (l *NodeLoop) LastActivity() time.Time { return time.Unix(0, l.lastActivity.Load()) }
+
+// LastSuccess is when an iteration last ended without an error (or the
+// loop started).
+func (l *NodeLoop) LastSuccess() time.Time { return time.Unix(0, l.lastSuccess.Load()) }
 
 // Trigger asks for an iteration as soon as possible.
 func (l *NodeLoop) Trigger() {
@@ -347,7 +354,9 @@ func (l *NodeLoop) runIteration(ctx context.Context) {
 	defer cancel()
 	if err := l.RunOnce(runCtx); err != nil {
 		klog.FromContext(ctx).Error(err, "Node loop iteration failed")
+		return
 	}
+	l.lastSuccess.Store(l.clock.Now().UnixNano())
 }
 
 // RunOnce is one iteration.

@@ -81,7 +81,7 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	h := newHealth(opts.MaxInactivity)
+	h := newHealth(opts.MaxInactivity, opts.MaxFailingTime)
 	serverCtx, stopServer := context.WithCancel(ctx)
 	defer stopServer()
 	serverDone, err := serveHTTP(serverCtx, opts.Address, reg, h)
@@ -183,6 +183,7 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	// Both loops are followed from now on: informers that never sync fail
 	// /healthz too.
 	env.health.track(nodeLoopName, loop.LastActivity)
+	env.health.trackSuccess(nodeLoopName, loop.LastSuccess)
 	defer env.health.untrack(nodeLoopName)
 	runPodLoop, err := newPodLoop(env)
 	if err != nil {

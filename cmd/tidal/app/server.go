@@ -19,17 +19,30 @@ import (
 
 // health is what /healthz reports: healthy unless a loop of this replica
 // (the node loop, the pod loop; only the leader runs them) has shown no
-// sign of life for longer than maxInactivity.
+// sign of life for longer than maxInactivity, or the node loop has had no
+// successful iteration for longer than maxFailing (Cluster Autoscaler's
+// --max-inactivity and --max-failing-time).
 type health struct {
 	maxInactivity time.Duration
+	maxFailing    time.Duration
 	now           func() time.Time
 
-	mu    sync.Mutex
-	loops map[string]func() time.Time
+	mu        sync.Mutex
+	loops     map[string]func() time.Time
+	successes map[string]func() time.Time
 }
 
-func newHealth(maxInactivity time.Duration) *health {
-	return &health{maxInactivity: maxInactivity, now: time.Now, loops: map[string]func() time.Time{}}
+func newHealth(maxInactivity, maxFailing time.Duration) *health {
+	return &health{maxInactivity: maxInactivity, maxFailing: maxFailing, now: time.Now,
+		loops: map[string]func() time.Time{}, successes: map[string]func() time.Time{}}
+}
+
+// trackSuccess makes /healthz follow a loop's last successful iteration
+// too, until untrack.
+func (h *health) trackSuccess(loop string, lastSuccess func() time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.successes[loop] = lastSuccess
 }
 
 // track makes /healthz follow a loop's last activity, replacing what was
@@ -44,26 +57,34 @@ func (h *health) untrack(loop string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.loops, loop)
+	delete(h.successes, loop)
 }
 
-// check is nil, or an error naming every loop inactive for too long.
+// check is nil, or an error naming every loop inactive, or failing, for
+// too long.
 func (h *health) check() error {
 	h.mu.Lock()
-	last := make(map[string]time.Time, len(h.loops))
-	for name, f := range h.loops {
-		last[name] = f()
-	}
+	last, success := times(h.loops), times(h.successes)
 	h.mu.Unlock()
-	return inactiveLoops(last, h.now(), h.maxInactivity)
+	now := h.now()
+	return errors.Join(staleLoops(last, now, h.maxInactivity, "inactive"), staleLoops(success, now, h.maxFailing, "without a successful run"))
 }
 
-// inactiveLoops is nil, or an error naming, in order, each loop whose last
-// activity is more than limit before now.
-func inactiveLoops(last map[string]time.Time, now time.Time, limit time.Duration) error {
+func times(fs map[string]func() time.Time) map[string]time.Time {
+	out := make(map[string]time.Time, len(fs))
+	for name, f := range fs {
+		out[name] = f()
+	}
+	return out
+}
+
+// staleLoops is nil, or an error naming, in order, each loop whose last
+// time is more than limit before now, and what it has been (state).
+func staleLoops(last map[string]time.Time, now time.Time, limit time.Duration, state string) error {
 	var msgs []string
 	for _, name := range slices.Sorted(maps.Keys(last)) {
 		if idle := now.Sub(last[name]); idle > limit {
-			msgs = append(msgs, fmt.Sprintf("%s inactive for %v (limit %v)", name, idle.Round(time.Second), limit))
+			msgs = append(msgs, fmt.Sprintf("%s %s for %v (limit %v)", name, state, idle.Round(time.Second), limit))
 		}
 	}
 	if len(msgs) == 0 {

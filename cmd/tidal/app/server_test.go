@@ -28,7 +28,7 @@ func TestInactiveLoops(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := ""
-		if err := inactiveLoops(tt.last, now, limit); err != nil {
+		if err := staleLoops(tt.last, now, limit, "inactive"); err != nil {
 			got = err.Error()
 		}
 		if got != tt.want {
@@ -42,7 +42,7 @@ func TestInactiveLoops(t *testing.T) {
 // makes it healthy again.
 func TestHealthzFollowsEveryLoop(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	h := newHealth(time.Minute)
+	h := newHealth(time.Minute, time.Hour)
 	h.now = func() time.Time { return now }
 	get := func() (int, string) {
 		rec := httptest.NewRecorder()
@@ -70,7 +70,7 @@ func TestHealthzFollowsEveryLoop(t *testing.T) {
 // not.
 func TestHealthCheckPathAnswersAsHealthz(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	h := newHealth(time.Minute)
+	h := newHealth(time.Minute, time.Hour)
 	h.now = func() time.Time { return now }
 	mux := newMux(prometheus.NewRegistry(), h)
 	get := func(path string) (int, string) {
@@ -87,5 +87,38 @@ func TestHealthCheckPathAnswersAsHealthz(t *testing.T) {
 	}
 	if code, _ := get("/healthz"); code != http.StatusInternalServerError {
 		t.Errorf("/healthz = %d with the node loop an hour quiet, want 500", code)
+	}
+}
+
+// --max-failing-time: /healthz fails when the node loop has run, but not
+// successfully, for too long; activity alone does not keep it healthy.
+func TestHealthzFollowsSuccessfulRuns(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tests := []struct {
+		name              string
+		activity, success time.Time
+		want              string
+	}{
+		{"active and successful", now, now.Add(-time.Minute), ""},
+		{"active but failing too long", now, now.Add(-16 * time.Minute), "node loop without a successful run for 16m0s (limit 15m0s)"},
+		{"both", now.Add(-11 * time.Minute), now.Add(-16 * time.Minute),
+			"node loop inactive for 11m0s (limit 10m0s)\nnode loop without a successful run for 16m0s (limit 15m0s)"},
+	}
+	for _, tc := range tests {
+		h := newHealth(10*time.Minute, 15*time.Minute)
+		h.now = func() time.Time { return now }
+		h.track(nodeLoopName, func() time.Time { return tc.activity })
+		h.trackSuccess(nodeLoopName, func() time.Time { return tc.success })
+		got := ""
+		if err := h.check(); err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+		h.untrack(nodeLoopName)
+		if err := h.check(); err != nil {
+			t.Errorf("%s: after untrack: %v", tc.name, err)
+		}
 	}
 }
