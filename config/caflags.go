@@ -100,6 +100,7 @@ func caImplementedFlags() []CAFlag {
 		"ok-total-unready-count", "record-duplicated-events", "scale-down-delay-after-add", "scale-down-delay-after-delete",
 		"scale-down-delay-after-failure", "scale-down-enabled", "scale-down-unneeded-time", "scale-down-unready-time",
 		"scale-down-unready-enabled", "daemonset-eviction-for-empty-nodes", "max-failing-time",
+		"balancing-label",
 		"scale-down-utilization-threshold", "scan-interval", "skip-nodes-with-custom-controller-pods",
 		"skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "startup-taint", "status-taint", "write-status-configmap"} {
 		out = append(out, implemented(name, ""))
@@ -123,7 +124,6 @@ func caAcceptedFlags() []CAFlag {
 		accepted("allowed-scheduler-names", kindStrings, "", "tidal has no such option"),
 		accepted("async-node-groups", kindBool, "false", "tidal creates no node groups"),
 		accepted("aws-use-static-instance-list", kindBool, "false", "tidal's AWS provider has its own instance-type table and the EC2 API"),
-		accepted("balancing-label", kindStrings, "", "not yet: tidal compares node groups by all labels but --balancing-ignore-label"),
 		accepted("blocking-system-pod-distruption-timeout", kindDuration, "1h0m0s", "tidal never drains kube-system pods without a PodDisruptionBudget (--skip-nodes-with-system-pods)"),
 		accepted("bulk-mig-instances-listing-enabled", kindBool, "false", notGCE),
 		accepted("bypassed-scheduler-names", kindStrings, "", "tidal has no such option"),

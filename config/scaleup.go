@@ -25,6 +25,7 @@ type ScaleUpOptions struct {
 	MaxBinpackingTime            time.Duration
 	BalanceSimilarNodeGroups     bool
 	BalancingIgnoreLabels        []string
+	BalancingLabels              []string
 	ExpendablePodsPriorityCutoff int
 	NewPodScaleUpDelay           time.Duration
 	ProvisionAhead               bool
@@ -65,6 +66,7 @@ func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxBinpackingTime, "max-binpacking-time", o.MaxBinpackingTime, "Time budget of one scale-up decision; what is left is decided in the next iteration.")
 	fs.BoolVar(&o.BalanceSimilarNodeGroups, "balance-similar-node-groups", o.BalanceSimilarNodeGroups, "Split scale-ups across node groups alike but for zone, keeping their sizes even.")
 	fs.StringArrayVar(&o.BalancingIgnoreLabels, "balancing-ignore-label", o.BalancingIgnoreLabels, "A node label to ignore when comparing node groups for balancing; repeat for several.")
+	fs.StringArrayVar(&o.BalancingLabels, "balancing-label", o.BalancingLabels, "A node label that alone decides which node groups are similar for balancing: groups whose nodes carry each given label with equal values. Repeat for several; replaces every other comparison, so not together with --balancing-ignore-label.")
 	fs.IntVar(&o.ExpendablePodsPriorityCutoff, "expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff, "Pods with a priority below this never trigger a scale-up.")
 	fs.DurationVar(&o.NewPodScaleUpDelay, "new-pod-scale-up-delay", o.NewPodScaleUpDelay, "Pods younger than this do not trigger a scale-up yet.")
 	fs.BoolVar(&o.ProvisionAhead, "provision-ahead", o.ProvisionAhead, "When the pod loop raises a workload's replicas, plan nodes for the new pods at once, before they exist.")
@@ -104,7 +106,12 @@ func (o *ScaleUpOptions) Validate() error {
 		int32Range("--expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff),
 		positive("--max-binpacking-time", o.MaxBinpackingTime), positive("--initial-node-group-backoff-duration", o.InitialBackoff),
 		positive("--max-node-group-backoff-duration", o.MaxBackoff), positive("--node-group-backoff-reset-timeout", o.BackoffReset),
-		nonNegative("--new-pod-scale-up-delay", o.NewPodScaleUpDelay), validateLabelKeys("--balancing-ignore-label", o.BalancingIgnoreLabels))
+		nonNegative("--new-pod-scale-up-delay", o.NewPodScaleUpDelay), validateLabelKeys("--balancing-ignore-label", o.BalancingIgnoreLabels),
+		validateLabelKeys("--balancing-label", o.BalancingLabels))
+	if len(o.BalancingLabels) > 0 && len(o.BalancingIgnoreLabels) > 0 {
+		errs = append(errs, fmt.Errorf("--balancing-label=%q cannot be combined with --balancing-ignore-label=%q: the labels given replace every other comparison",
+			o.BalancingLabels[0], o.BalancingIgnoreLabels[0]))
+	}
 	if o.InitialBackoff > o.MaxBackoff {
 		errs = append(errs, fmt.Errorf("--initial-node-group-backoff-duration=%v is longer than --max-node-group-backoff-duration=%v", o.InitialBackoff, o.MaxBackoff))
 	}

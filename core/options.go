@@ -30,6 +30,7 @@ type Options struct {
 	MaxBinpackingTime            time.Duration
 	BalanceSimilarNodeGroups     bool
 	BalancingIgnoreLabels        []string
+	BalancingLabels              []string
 	ExpendablePodsPriorityCutoff int32
 	NewPodScaleUpDelay           time.Duration
 	// ProvisionAhead plans nodes for the replicas the pod loop asks for
@@ -107,7 +108,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: config.NodeLoopIterationTimeout,
 		Expander: su.Expander, MaxNodesTotal: su.MaxNodesTotal, MaxNodesPerScaleUp: su.MaxNodesPerScaleUp,
 		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
-		BalanceSimilarNodeGroups: su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels,
+		BalanceSimilarNodeGroups: su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
 		ProvisionAhead: su.ProvisionAhead,
 		ClusterState: clusterstate.Options{

@@ -52,6 +52,10 @@ type Input struct {
 	// BalancingIgnoredLabels are label keys ignored when comparing groups,
 	// besides the built-in ones.
 	BalancingIgnoredLabels []string
+	// BalancingLabels, when set, are the only comparison: groups whose
+	// templates carry each of these labels with equal values are similar
+	// (--balancing-label).
+	BalancingLabels []string
 	// MaxRounds bounds how many scale-ups one decision makes; 0 means 10.
 	MaxRounds int
 	// Deadline bounds the whole decision; zero means none. Filtering pending

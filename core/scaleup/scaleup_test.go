@@ -439,3 +439,49 @@ func TestReasonsFormat(t *testing.T) {
 		t.Fatalf("reasons %v", got)
 	}
 }
+
+func TestSameLabels(t *testing.T) {
+	node := func(labels map[string]string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: labels}}
+	}
+	a := node(map[string]string{"pool": "web", "arch": "amd64", "zone": "a"})
+	tests := []struct {
+		name   string
+		b      *corev1.Node
+		labels []string
+		want   bool
+	}{
+		{"equal values, other labels differ", node(map[string]string{"pool": "web", "arch": "arm64"}), []string{"pool"}, true},
+		{"one of two differs", node(map[string]string{"pool": "web", "arch": "arm64"}), []string{"pool", "arch"}, false},
+		{"missing on one", node(map[string]string{"arch": "amd64"}), []string{"pool"}, false},
+		{"missing on both", node(nil), []string{"gpu"}, false},
+	}
+	for _, tc := range tests {
+		if got := SameLabels(a, tc.b, tc.labels); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// --balancing-label replaces the built-in comparison: groups of different
+// sizes are balanced when their templates share the label's value, and
+// groups alike in everything else are not when they do not.
+func TestBalancingLabelDecidesAlone(t *testing.T) {
+	c := newCluster(t)
+	// other is alike pool-a and pool-b but for its label; big differs in
+	// size but shares the label.
+	for _, g := range []struct{ id, cpu, mem, pool string }{
+		{"pool-a", "4", "16Gi", "web"}, {"pool-b", "4", "16Gi", "web"}, {"other", "4", "16Gi", "batch"}, {"big", "8", "32Gi", "web"},
+	} {
+		c.group(g.id, g.cpu, g.mem, "zone-"+g.id, 0, 10).Template.Node.Labels["pool"] = g.pool
+	}
+	c.pend(6, "web", "4", "1Gi", nil)
+	plan := c.decide("priority", func(in *Input) {
+		in.BalanceSimilar, in.BalancingLabels = true, []string{"pool"}
+		in.ExpanderContext.Priorities, _ = expander.ParsePriorities("10:\n  - ^pool-a$\n")
+	})
+	got := nodesAdded(plan)
+	if got["other"] != 0 || got["big"] == 0 || got["pool-b"] == 0 || !plan.ScaleUps[0].Balanced {
+		t.Fatalf("scale-ups %v: want pool-a balanced with pool-b and big (pool=web), never other", got)
+	}
+}

@@ -35,11 +35,32 @@ func (d *decision) similarGroups(id string) []string {
 		if n, _ := d.headroom(g); n <= 0 {
 			continue
 		}
-		if Similar(base.Template.Node, g.Template.Node, d.in.BalancingIgnoredLabels) {
+		if d.similar(base.Template.Node, g.Template.Node) {
 			out = append(out, g.ID)
 		}
 	}
 	return out
+}
+
+func (d *decision) similar(a, b *corev1.Node) bool {
+	if len(d.in.BalancingLabels) > 0 {
+		return SameLabels(a, b, d.in.BalancingLabels)
+	}
+	return Similar(a, b, d.in.BalancingIgnoredLabels)
+}
+
+// SameLabels reports whether both nodes carry every one of labels, with
+// equal values: Cluster Autoscaler's --balancing-label comparison, which
+// replaces every other.
+func SameLabels(a, b *corev1.Node, labels []string) bool {
+	for _, k := range labels {
+		va, okA := a.Labels[k]
+		vb, okB := b.Labels[k]
+		if !okA || !okB || va != vb {
+			return false
+		}
+	}
+	return true
 }
 
 // Similar reports whether two template nodes offer the same: equal cpu and

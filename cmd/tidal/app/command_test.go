@@ -39,6 +39,12 @@ func TestMalformedFlagsFailBeforeAnythingStarts(t *testing.T) {
 		{[]string{"local", "--hpa-metrics-source=api"}, `--hpa-metrics-source=api: the demo's load is simulated`},
 		{[]string{"local", "--hpa=false"}, `--hpa=false: the demo needs the pod loop`},
 		{[]string{"extra-arg"}, `unknown command "extra-arg"`},
+		{[]string{"--balancing-label=pool", "--balancing-ignore-label=x"}, `--balancing-label="pool" cannot be combined with --balancing-ignore-label="x"`},
+		{[]string{"--balancing-label=bad key"}, `--balancing-label="bad key" is not a label key`},
+		{[]string{"--scale-down-gpu-utilization-threshold=1.5"}, `--scale-down-gpu-utilization-threshold=1.5 must be a number between 0 and 1`},
+		{[]string{"--max-failing-time=5s"}, `--max-failing-time=5s must be longer than --scan-interval=10s`},
+		{[]string{"--logging-format=xml"}, `logging flags`},
+		{[]string{"--kubernetes=not a url"}, `--kubernetes="not a url"`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
