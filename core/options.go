@@ -112,7 +112,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
 		ProvisionAhead: su.ProvisionAhead,
 		ClusterState: clusterstate.Options{
-			MaxNodeProvisionTime: o.MaxNodeProvisionTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
+			MaxNodeProvisionTime: o.MaxNodeProvisionTime, MaxNodeStartupTime: o.MaxNodeStartupTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
 			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,
 		},
 		Taints:               clusterstate.Taints{Startup: slices.Concat(o.Taints.StartupTaints, o.Taints.IgnoreTaints), Status: o.Taints.StatusTaints},

@@ -18,6 +18,10 @@ type Options struct {
 	// MaxNodeProvisionTime is how long a requested node may take to
 	// register and become Ready before the request counts as failed.
 	MaxNodeProvisionTime time.Duration
+	// MaxNodeStartupTime is how long a registered node may take to become
+	// Ready before it counts as unready rather than starting; zero takes
+	// MaxNodeProvisionTime.
+	MaxNodeStartupTime time.Duration
 	// InitialBackoff, MaxBackoff: a failing group is skipped for
 	// InitialBackoff, doubling on each failure up to MaxBackoff.
 	InitialBackoff time.Duration

@@ -111,3 +111,26 @@ func TestHealth(t *testing.T) {
 		t.Fatalf("health %+v: want unhealthy with 4 unready", h)
 	}
 }
+
+// --max-node-startup-time: an unready node registered less than that ago
+// is starting, an older one is unready, whatever the provision time.
+func TestStartupTime(t *testing.T) {
+	created := t0.Add(-20 * time.Minute)
+	tests := []struct {
+		name                string
+		startup, provision  time.Duration
+		notStarted, unready int
+	}{
+		{"startup time longer than the node's age", 30 * time.Minute, 15 * time.Minute, 1, 0},
+		{"startup time shorter than the node's age", 10 * time.Minute, 30 * time.Minute, 0, 1},
+		{"no startup time: the provision time", 0, 30 * time.Minute, 1, 0},
+	}
+	for _, tc := range tests {
+		o := opts
+		o.MaxNodeStartupTime, o.MaxNodeProvisionTime = tc.startup, tc.provision
+		h := New(o).UpdateHealth(t0, []NodeObservation{{Name: "booting", Created: created}, {Name: "up", Ready: true, Created: created}})
+		if h.NotStarted != tc.notStarted || h.Unready != tc.unready {
+			t.Errorf("%s: health %+v, want %d not started, %d unready", tc.name, h, tc.notStarted, tc.unready)
+		}
+	}
+}

@@ -10,8 +10,8 @@ import (
 type Health struct {
 	Healthy bool
 	// Registered counts nodes; Ready the Ready ones; NotStarted the unready
-	// ones younger than the provision time (still booting); Unready the
-	// rest.
+	// ones registered less than the startup time ago (still booting);
+	// Unready the rest.
 	Registered, Ready, NotStarted, Unready int
 	// Reason explains an unhealthy cluster.
 	Reason string
@@ -26,7 +26,7 @@ func (t *Tracker) UpdateHealth(now time.Time, nodes []NodeObservation) Health {
 		switch {
 		case n.Ready:
 			h.Ready++
-		case now.Sub(n.Created) < t.opts.MaxNodeProvisionTime:
+		case now.Sub(n.Created) < t.startupTime():
 			h.NotStarted++
 		default:
 			h.Unready++
@@ -40,6 +40,14 @@ func (t *Tracker) UpdateHealth(now time.Time, nodes []NodeObservation) Health {
 	}
 	t.health = h
 	return h
+}
+
+// startupTime is --max-node-startup-time, or else the provision time.
+func (t *Tracker) startupTime() time.Duration {
+	if t.opts.MaxNodeStartupTime > 0 {
+		return t.opts.MaxNodeStartupTime
+	}
+	return t.opts.MaxNodeProvisionTime
 }
 
 // Health returns the last judgement.
