@@ -100,7 +100,7 @@ func caImplementedFlags() []CAFlag {
 		"ok-total-unready-count", "record-duplicated-events", "scale-down-delay-after-add", "scale-down-delay-after-delete",
 		"scale-down-delay-after-failure", "scale-down-enabled", "scale-down-unneeded-time", "scale-down-unready-time",
 		"scale-down-unready-enabled", "daemonset-eviction-for-empty-nodes", "max-failing-time",
-		"balancing-label", "max-node-startup-time",
+		"balancing-label", "max-node-startup-time", "max-nodegroup-binpacking-duration",
 		"scale-down-utilization-threshold", "scan-interval", "skip-nodes-with-custom-controller-pods",
 		"skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "startup-taint", "status-taint", "write-status-configmap"} {
 		out = append(out, implemented(name, ""))
@@ -169,7 +169,6 @@ func caAcceptedFlags() []CAFlag {
 		accepted("max-allocatable-difference-ratio", kindFloat, "0.05", "tidal's similarity test for --balance-similar-node-groups has fixed tolerances"),
 		accepted("max-free-difference-ratio", kindFloat, "0.05", "tidal's similarity test for --balance-similar-node-groups has fixed tolerances"),
 		accepted("max-node-skip-eval-time-tracker-enabled", kindBool, "false", "tidal has no such metric"),
-		accepted("max-nodegroup-binpacking-duration", kindDuration, "10s", "not yet: --max-binpacking-time bounds the whole decision"),
 		accepted("memory-difference-ratio", kindFloat, "0.015", "tidal's similarity test for --balance-similar-node-groups has fixed tolerances"),
 		accepted("min-replica-count", kindInt, "0", "tidal leaves that to PodDisruptionBudgets"),
 		accepted("node-deletion-batcher-interval", kindDuration, "0s", ownDeletion),

@@ -23,6 +23,7 @@ type ScaleUpOptions struct {
 	MemoryTotal                  string
 	MaxNodesPerScaleUp           int
 	MaxBinpackingTime            time.Duration
+	MaxNodeGroupBinpackingTime   time.Duration
 	BalanceSimilarNodeGroups     bool
 	BalancingIgnoreLabels        []string
 	BalancingLabels              []string
@@ -49,7 +50,7 @@ type ScaleUpOptions struct {
 func DefaultScaleUpOptions() ScaleUpOptions {
 	return ScaleUpOptions{
 		Expander: "least-waste", CoresTotal: "0:320000", MemoryTotal: "0:6400000", MaxNodesPerScaleUp: 1000,
-		MaxBinpackingTime: 10 * time.Second, ExpendablePodsPriorityCutoff: -10, ProvisionAhead: true,
+		MaxBinpackingTime: 10 * time.Second, MaxNodeGroupBinpackingTime: 10 * time.Second, ExpendablePodsPriorityCutoff: -10, ProvisionAhead: true,
 		MaxTotalUnreadyPercentage: 45, OkTotalUnreadyCount: 3,
 		InitialBackoff: 5 * time.Minute, MaxBackoff: 30 * time.Minute, BackoffReset: 3 * time.Hour,
 		WriteStatusConfigMap: true, StatusConfigMapName: "tidal-status",
@@ -64,6 +65,7 @@ func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MemoryTotal, "memory-total", o.MemoryTotal, "MIN:MAX GiB of memory of the whole cluster.")
 	fs.IntVar(&o.MaxNodesPerScaleUp, "max-nodes-per-scaleup", o.MaxNodesPerScaleUp, "Most nodes one scale-up decision adds.")
 	fs.DurationVar(&o.MaxBinpackingTime, "max-binpacking-time", o.MaxBinpackingTime, "Time budget of one scale-up decision; what is left is decided in the next iteration.")
+	fs.DurationVar(&o.MaxNodeGroupBinpackingTime, "max-nodegroup-binpacking-duration", o.MaxNodeGroupBinpackingTime, "Time budget of one node group's estimate within a scale-up decision (which --max-binpacking-time bounds as a whole).")
 	fs.BoolVar(&o.BalanceSimilarNodeGroups, "balance-similar-node-groups", o.BalanceSimilarNodeGroups, "Split scale-ups across node groups alike but for zone, keeping their sizes even.")
 	fs.StringArrayVar(&o.BalancingIgnoreLabels, "balancing-ignore-label", o.BalancingIgnoreLabels, "A node label to ignore when comparing node groups for balancing; repeat for several.")
 	fs.StringArrayVar(&o.BalancingLabels, "balancing-label", o.BalancingLabels, "A node label that alone decides which node groups are similar for balancing: groups whose nodes carry each given label with equal values. Repeat for several; replaces every other comparison, so not together with --balancing-ignore-label.")
@@ -104,7 +106,7 @@ func (o *ScaleUpOptions) Validate() error {
 		between("--max-total-unready-percentage", o.MaxTotalUnreadyPercentage, 0, 100),
 		atLeast("--ok-total-unready-count", o.OkTotalUnreadyCount, 0),
 		int32Range("--expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff),
-		positive("--max-binpacking-time", o.MaxBinpackingTime), positive("--initial-node-group-backoff-duration", o.InitialBackoff),
+		positive("--max-binpacking-time", o.MaxBinpackingTime), positive("--max-nodegroup-binpacking-duration", o.MaxNodeGroupBinpackingTime), positive("--initial-node-group-backoff-duration", o.InitialBackoff),
 		positive("--max-node-group-backoff-duration", o.MaxBackoff), positive("--node-group-backoff-reset-timeout", o.BackoffReset),
 		nonNegative("--new-pod-scale-up-delay", o.NewPodScaleUpDelay), validateLabelKeys("--balancing-ignore-label", o.BalancingIgnoreLabels),
 		validateLabelKeys("--balancing-label", o.BalancingLabels))

@@ -22,12 +22,14 @@ type Options struct {
 	// cancelled by shutdown.
 	RunTimeout time.Duration
 
-	Expander                     string
-	MaxNodesTotal                int
-	MaxMilliCores                int64
-	MaxMemoryBytes               int64
-	MaxNodesPerScaleUp           int
-	MaxBinpackingTime            time.Duration
+	Expander           string
+	MaxNodesTotal      int
+	MaxMilliCores      int64
+	MaxMemoryBytes     int64
+	MaxNodesPerScaleUp int
+	MaxBinpackingTime  time.Duration
+	// MaxNodeGroupBinpackingTime bounds each group's estimate.
+	MaxNodeGroupBinpackingTime   time.Duration
 	BalanceSimilarNodeGroups     bool
 	BalancingIgnoreLabels        []string
 	BalancingLabels              []string
@@ -108,7 +110,8 @@ func OptionsFromConfig(o *config.Options) Options {
 		Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: config.NodeLoopIterationTimeout,
 		Expander: su.Expander, MaxNodesTotal: su.MaxNodesTotal, MaxNodesPerScaleUp: su.MaxNodesPerScaleUp,
 		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
-		BalanceSimilarNodeGroups: su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
+		MaxNodeGroupBinpackingTime: su.MaxNodeGroupBinpackingTime,
+		BalanceSimilarNodeGroups:   su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
 		ProvisionAhead: su.ProvisionAhead,
 		ClusterState: clusterstate.Options{

@@ -151,6 +151,7 @@ func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, gro
 	if l.opts.MaxBinpackingTime > 0 {
 		in.Deadline = l.clock.Now().Add(l.opts.MaxBinpackingTime)
 	}
+	in.MaxGroupBinpacking = l.opts.MaxNodeGroupBinpackingTime
 	for _, n := range o.nodes {
 		in.Limits.Nodes++
 		in.Limits.MilliCores += n.Status.Capacity.Cpu().MilliValue()

@@ -2,6 +2,7 @@ package scaleup
 
 import (
 	"context"
+	"time"
 
 	"github.com/tidal-autoscaler/tidal/estimator"
 	"github.com/tidal-autoscaler/tidal/expander"
@@ -16,7 +17,7 @@ const (
 	ReasonMaxCores      = "max cluster cpu limit reached"
 	ReasonMaxMemory     = "max cluster memory limit reached"
 	ReasonMaxPerScaleUp = "max nodes per scale-up reached"
-	ReasonTimedOut      = "estimate cut short by --max-binpacking-time"
+	ReasonTimedOut      = "estimate cut short by --max-binpacking-time or --max-nodegroup-binpacking-duration"
 )
 
 // rounds makes scale-ups until no group helps the pods left: after each
@@ -105,7 +106,7 @@ func (d *decision) estimateAll(ctx context.Context, work []estimator.Work, reaso
 			continue
 		}
 		est, err := estimator.Binpack(ctx, d.in.Checker, g.Template, work,
-			estimator.Limits{MaxNodes: maxNodes, Deadline: d.in.Deadline, Now: d.in.Now}, false)
+			estimator.Limits{MaxNodes: maxNodes, Deadline: groupDeadline(d.in.Deadline, d.in.Now(), d.in.MaxGroupBinpacking), Now: d.in.Now}, false)
 		if err != nil {
 			return nil, err
 		}
@@ -115,6 +116,20 @@ func (d *decision) estimateAll(ctx context.Context, work []estimator.Work, reaso
 		}
 	}
 	return out, nil
+}
+
+// groupDeadline is when one group's estimate, started at now, stops: the
+// decision's deadline, or now plus the group's budget if that is sooner.
+// Zero means none.
+func groupDeadline(decision, now time.Time, budget time.Duration) time.Time {
+	if budget <= 0 {
+		return decision
+	}
+	own := now.Add(budget)
+	if decision.IsZero() || own.Before(decision) {
+		return own
+	}
+	return decision
 }
 
 func optionsFrom(estimates map[string]*estimator.Estimate, groups []Group) []expander.Option {

@@ -64,7 +64,10 @@ type Input struct {
 	// one pod group is filtered and one round of estimates is made. Now
 	// reads the clock (nil: time.Now).
 	Deadline time.Time
-	Now      func() time.Time
+	// MaxGroupBinpacking bounds each group's estimate within the decision
+	// (--max-nodegroup-binpacking-duration); zero means no bound of its own.
+	MaxGroupBinpacking time.Duration
+	Now                func() time.Time
 }
 
 // Plan is a decision.

@@ -485,3 +485,26 @@ func TestBalancingLabelDecidesAlone(t *testing.T) {
 		t.Fatalf("scale-ups %v: want pool-a balanced with pool-b and big (pool=web), never other", got)
 	}
 }
+
+// --max-nodegroup-binpacking-duration bounds each group's estimate within
+// the decision's own deadline.
+func TestGroupDeadline(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		decision time.Time
+		budget   time.Duration
+		want     time.Time
+	}{
+		{"group budget sooner", now.Add(time.Minute), 10 * time.Second, now.Add(10 * time.Second)},
+		{"decision deadline sooner", now.Add(5 * time.Second), 10 * time.Second, now.Add(5 * time.Second)},
+		{"no decision deadline", time.Time{}, 10 * time.Second, now.Add(10 * time.Second)},
+		{"no group budget", now.Add(time.Minute), 0, now.Add(time.Minute)},
+		{"neither", time.Time{}, 0, time.Time{}},
+	}
+	for _, tc := range tests {
+		if got := groupDeadline(tc.decision, now, tc.budget); !got.Equal(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
