@@ -101,6 +101,7 @@ func caImplementedFlags() []CAFlag {
 		"scale-down-delay-after-failure", "scale-down-enabled", "scale-down-unneeded-time", "scale-down-unready-time",
 		"scale-down-unready-enabled", "daemonset-eviction-for-empty-nodes", "max-failing-time",
 		"balancing-label", "max-node-startup-time", "max-nodegroup-binpacking-duration",
+		"cordon-node-before-terminating",
 		"scale-down-utilization-threshold", "scan-interval", "skip-nodes-with-custom-controller-pods",
 		"skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "startup-taint", "status-taint", "write-status-configmap"} {
 		out = append(out, implemented(name, ""))
@@ -141,7 +142,6 @@ func caAcceptedFlags() []CAFlag {
 		accepted("cluster-name", kindString, "", "used by other providers; on AWS the cluster is named in the discovery tags"),
 		accepted("cluster-snapshot-parallelism", kindInt, "16", ownSimulate),
 		accepted("clusterapi-cloud-config-authoritative", kindBool, "false", notClusterAPI),
-		accepted("cordon-node-before-terminating", kindBool, "true", "not yet: tidal taints a node before draining it, which keeps new pods off as a cordon does"),
 		accepted("debugging-snapshot-enabled", kindBool, "false", "tidal has no /snapshotz; its decisions are in events, logs and the status ConfigMap"),
 		accepted("drain-priority-config", kindString, "", "tidal has no drain priorities"),
 		accepted("dynamic-node-delete-delay-after-taint-enabled", kindBool, "false", "tidal waits --node-delete-delay-after-taint"),

@@ -35,6 +35,7 @@ type ScaleDownOptions struct {
 	NodeDeleteDelayAfterTaint         time.Duration
 	DaemonSetEvictionForOccupiedNodes bool
 	DaemonSetEvictionForEmptyNodes    bool
+	CordonNodeBeforeTerminating       bool
 }
 
 // DefaultScaleDownOptions are Cluster Autoscaler's defaults but for two:
@@ -44,7 +45,7 @@ type ScaleDownOptions struct {
 func DefaultScaleDownOptions() ScaleDownOptions {
 	return ScaleDownOptions{
 		Enabled: true, UtilizationThreshold: 0.5, UnneededTime: 10 * time.Minute, UnreadyTime: 20 * time.Minute,
-		UnreadyEnabled: true, GPUUtilizationThreshold: 0.5,
+		UnreadyEnabled: true, GPUUtilizationThreshold: 0.5, CordonNodeBeforeTerminating: true,
 		DelayAfterAdd: 10 * time.Minute, DelayAfterFailure: 3 * time.Minute,
 		IgnoreDaemonSetsUtilization: false, SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true,
 		SkipNodesWithCustomControllerPods: true, MaxParallelism: 10, MaxDrainParallelism: 5,
@@ -77,6 +78,7 @@ func (o *ScaleDownOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxBulkSoftTaintTime, "max-bulk-soft-taint-time", o.MaxBulkSoftTaintTime, "Longest time one iteration spends giving or taking off deletion candidate taints.")
 	fs.DurationVar(&o.NodeDeleteDelayAfterTaint, "node-delete-delay-after-taint", o.NodeDeleteDelayAfterTaint, "How long a removal waits after tainting a node before it reads the node's pods again and drains or deletes it.")
 	fs.BoolVar(&o.DaemonSetEvictionForOccupiedNodes, "daemonset-eviction-for-occupied-nodes", o.DaemonSetEvictionForOccupiedNodes, "Evict DaemonSet pods (best-effort) from drained nodes before deleting them.")
+	fs.BoolVar(&o.CordonNodeBeforeTerminating, "cordon-node-before-terminating", o.CordonNodeBeforeTerminating, "Cordon a node (spec.unschedulable) along with its deletion taint before draining and deleting it; a removal that does not complete undoes tidal's cordon.")
 	fs.BoolVar(&o.DaemonSetEvictionForEmptyNodes, "daemonset-eviction-for-empty-nodes", o.DaemonSetEvictionForEmptyNodes, "Evict DaemonSet pods (best-effort) from empty nodes before deleting them. A DaemonSet pod's cluster-autoscaler.kubernetes.io/enable-ds-eviction annotation (true or false) overrides both flags.")
 }
 

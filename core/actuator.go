@@ -147,7 +147,7 @@ func (a *actuator) remove(ctx context.Context, r removal) {
 // whose request failed may still have been written, so it is taken off
 // then too; a taint that cannot be taken off is left to the loop.
 func (a *actuator) removeSteps(ctx context.Context, r removal) error {
-	err := addTaint(ctx, a.client, r.node.Name, toBeDeleted(a.clock.Now()))
+	err := markForRemoval(ctx, a.client, r.node.Name, a.clock.Now(), a.opts.CordonNodeBeforeTerminating)
 	if err != nil {
 		err = fmt.Errorf("taint %s: %w", scaledown.ToBeDeletedTaint, err)
 	} else {
@@ -158,7 +158,7 @@ func (a *actuator) removeSteps(ctx context.Context, r removal) error {
 	}
 	untaintCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if uerr := removeTaint(untaintCtx, a.client, r.node.Name, scaledown.ToBeDeletedTaint); uerr != nil {
+	if uerr := unmarkForRemoval(untaintCtx, a.client, r.node.Name); uerr != nil {
 		a.mu.Lock()
 		a.strayTaints[r.node.Name] = true
 		a.mu.Unlock()
@@ -180,7 +180,7 @@ func (a *actuator) untaintStrays(ctx context.Context) {
 	a.mu.Unlock()
 	slices.Sort(nodes)
 	for _, n := range nodes {
-		if err := removeTaint(ctx, a.client, n, scaledown.ToBeDeletedTaint); err != nil {
+		if err := unmarkForRemoval(ctx, a.client, n); err != nil {
 			klog.FromContext(ctx).Error(err, "Could not remove the taint of a failed removal; trying again next iteration", "node", n)
 			continue
 		}

@@ -81,6 +81,9 @@ type ScaleDownOptions struct {
 	// EvictionRetryInterval is how long an eviction refused by a PDB waits
 	// before it is tried again.
 	EvictionRetryInterval time.Duration
+	// CordonNodeBeforeTerminating cordons a node along with its deletion
+	// taint.
+	CordonNodeBeforeTerminating bool
 	// PodGonePollInterval is how often a drain looks whether its evicted
 	// pods are gone.
 	PodGonePollInterval time.Duration
@@ -128,7 +131,7 @@ func OptionsFromConfig(o *config.Options) Options {
 			SkipNodesWithLocalStorage: sd.SkipNodesWithLocalStorage, SkipNodesWithCustomControllerPods: sd.SkipNodesWithCustomControllerPods,
 			MaxParallelism: sd.MaxParallelism, MaxDrainParallelism: sd.MaxDrainParallelism,
 			MaxGracefulTermination: time.Duration(sd.MaxGracefulTerminationSec) * time.Second, MaxPodEvictionTime: sd.MaxPodEvictionTime,
-			EvictionRetryInterval: 5 * time.Second, PodGonePollInterval: time.Second,
+			EvictionRetryInterval: 5 * time.Second, CordonNodeBeforeTerminating: sd.CordonNodeBeforeTerminating, PodGonePollInterval: time.Second,
 			MaxBulkSoftTaint: sd.MaxBulkSoftTaintCount, MaxBulkSoftTaintTime: sd.MaxBulkSoftTaintTime,
 			NodeDeleteDelayAfterTaint: sd.NodeDeleteDelayAfterTaint, DaemonSetEviction: scaledown.DaemonSetEviction{OccupiedNodes: sd.DaemonSetEvictionForOccupiedNodes, EmptyNodes: sd.DaemonSetEvictionForEmptyNodes},
 			MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,

@@ -435,11 +435,11 @@ func (l *NodeLoop) cleanUpTaints(ctx context.Context) {
 		return
 	}
 	for _, n := range nodes {
-		if !hasTaint(n, scaledown.ToBeDeletedTaint) {
+		if !markedNode(n) {
 			continue
 		}
-		klog.FromContext(ctx).Info("Removing a deletion taint no removal owns", "node", n.Name)
-		if err := removeTaint(ctx, l.cfg.Client, n.Name, scaledown.ToBeDeletedTaint); err != nil {
+		klog.FromContext(ctx).Info("Removing a deletion taint (and tidal's cordon) no removal owns", "node", n.Name)
+		if err := unmarkForRemoval(ctx, l.cfg.Client, n.Name); err != nil {
 			klog.FromContext(ctx).Error(err, "Could not remove a stale deletion taint", "node", n.Name)
 		}
 	}
