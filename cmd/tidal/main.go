@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/klog/v2"
+
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 )
 
 func main() {
-	if err := app.NewCommand().Execute(); err != nil {
+	err := app.NewCommand().Execute()
+	klog.Flush()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "tidal: %v\n", err)
 		os.Exit(1)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
+	"github.com/tidal-autoscaler/tidal/config"
 )
 
 func node(name, providerID string) *corev1.Node {
@@ -65,5 +66,28 @@ func TestRestConfigTakesKubernetesAndUserAgent(t *testing.T) {
 		if _, _, err := executeUntilStart("--cloud-provider=aws", "--nodes=1:3:a", bad); err == nil || !strings.Contains(err.Error(), strings.SplitN(bad, "=", 2)[0]) {
 			t.Errorf("%s: error %v, want one naming the flag", bad, err)
 		}
+	}
+}
+
+// The guard is in the path that builds the local cloud, before the cloud
+// makes a client or a Node, and only when asked for (tidal, not tidal
+// local or the tests' Run).
+func TestBuildLocalCloudRefusesAForeignCluster(t *testing.T) {
+	client := fake.NewClientset(node("ip-10-0-0-1", "aws:///us-east-1a/i-0123"))
+	opts := config.NewOptions()
+	opts.CloudProvider = config.CloudProviderLocal
+	env := &loopEnv{opts: opts, client: client, localCloudGuard: true}
+	_, err := buildCloudProvider(context.Background(), env, opts)
+	if err == nil || !strings.Contains(err.Error(), "did not create (ip-10-0-0-1)") {
+		t.Fatalf("error %v, want the foreign node named", err)
+	}
+	nodes, _ := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if len(nodes.Items) != 1 {
+		t.Fatalf("%d nodes after the refusal, want the cluster untouched", len(nodes.Items))
+	}
+	var s seams
+	withLocalCloudGuard()(&s)
+	if !s.localCloudGuard {
+		t.Fatal("withLocalCloudGuard does not set the guard")
 	}
 }

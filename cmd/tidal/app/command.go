@@ -83,7 +83,7 @@ func startTidal(cmd *cobra.Command, opts *config.Options, logging *logsapi.Loggi
 // effect in tidal, and the defaults tidal keeps apart from CA's that were
 // not set.
 func logStartNotes(logger klog.Logger, fs *pflag.FlagSet) {
-	logger.Info("tidal", "version", version.Get())
+	logger.Info("Starting tidal", "version", version.Get())
 	if set := config.AcceptedCAFlagsSet(fs); len(set) > 0 {
 		logger.Info("Cluster Autoscaler flags accepted without effect in tidal (docs/ca-flags.md says why)", "flags", set)
 	}
