@@ -143,7 +143,12 @@ func (o *Options) Validate() error {
 	}
 	o.NodeGroups = specs
 	errs = append(errs, objectName("--namespace", o.Namespace, "namespace", true), validateAddress(o.Address), o.validateAPIServer())
-	if o.CloudProvider != CloudProviderLocal && o.CloudProvider != CloudProviderAWS {
+	switch o.CloudProvider {
+	case CloudProviderLocal, CloudProviderAWS:
+	case "":
+		errs = append(errs, errors.New("--cloud-provider is required: aws, or local for a simulated cloud "+
+			"(only for a cluster whose nodes it created; `tidal local` starts a cluster with one)"))
+	default:
 		errs = append(errs, fmt.Errorf("--cloud-provider=%q: want %q or %q", o.CloudProvider, CloudProviderLocal, CloudProviderAWS))
 	}
 	if o.LocalNodeGroups != "" && o.CloudProvider != CloudProviderLocal {

@@ -31,6 +31,9 @@ type starter func(cmd *cobra.Command, opts *config.Options, logging *logsapi.Log
 
 func newCommand(start starter) *cobra.Command {
 	opts := config.NewOptions()
+	// No silent default: plain `tidal --kubeconfig ...` used to start the
+	// local cloud in a real cluster. tidal local sets its own.
+	opts.CloudProvider = ""
 	logging := logsapi.NewLoggingConfiguration()
 	var showVersion bool
 	cmd := &cobra.Command{
@@ -44,11 +47,7 @@ func newCommand(start starter) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "tidal", version.Get())
 				return nil
 			}
-			var required error
-			if !cmd.Flags().Changed("cloud-provider") {
-				required = errCloudProviderRequired
-			}
-			if err := errors.Join(required, opts.Validate(), validateLogging(logging)); err != nil {
+			if err := errors.Join(opts.Validate(), validateLogging(logging)); err != nil {
 				return err
 			}
 			return start(cmd, opts, logging)
@@ -63,9 +62,6 @@ func newCommand(start starter) *cobra.Command {
 	cmd.AddCommand(newLocalCommand(opts, logging))
 	return cmd
 }
-
-var errCloudProviderRequired = errors.New("--cloud-provider is required: aws, or local for a simulated cloud " +
-	"(only for a cluster whose nodes it created; `tidal local` starts a cluster with one)")
 
 // startTidal applies the logging flags, says which flags have no effect,
 // and runs tidal until SIGTERM or SIGINT.
