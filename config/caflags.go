@@ -124,7 +124,7 @@ func caAcceptedFlags() []CAFlag {
 	return []CAFlag{
 		accepted("allowed-scheduler-names", kindStrings, "", "tidal has no such option"),
 		accepted("async-node-groups", kindBool, "false", "tidal creates no node groups"),
-		accepted("aws-use-static-instance-list", kindBool, "false", "tidal's AWS provider has its own instance-type table and the EC2 API"),
+		accepted("aws-use-static-instance-list", kindBool, "false", "tidal's AWS provider reads instance types from the EC2 API (DescribeInstanceTypes)"),
 		accepted("blocking-system-pod-distruption-timeout", kindDuration, "1h0m0s", "tidal never drains kube-system pods without a PodDisruptionBudget (--skip-nodes-with-system-pods)"),
 		accepted("bulk-mig-instances-listing-enabled", kindBool, "false", notGCE),
 		accepted("bypassed-scheduler-names", kindStrings, "", "tidal has no such option"),
@@ -146,7 +146,7 @@ func caAcceptedFlags() []CAFlag {
 		accepted("drain-priority-config", kindString, "", "tidal has no drain priorities"),
 		accepted("dynamic-node-delete-delay-after-taint-enabled", kindBool, "false", "tidal waits --node-delete-delay-after-taint"),
 		accepted("emit-per-nodegroup-metrics", kindBool, "false", "not yet"),
-		accepted("enable-csi-node-aware-scheduling", kindBool, "false", "tidal does not simulate CSI volume limits"),
+		accepted("enable-csi-node-aware-scheduling", kindBool, "false", "tidal always simulates with CSINode objects (the scheduler's volume plugins)"),
 		accepted("enable-dynamic-resource-allocation", kindBool, "true", "tidal does not simulate dynamic resource allocation"),
 		accepted("enable-proactive-scaleup", kindBool, "false", "tidal's --provision-ahead plans nodes for pods the pod loop is about to create"),
 		accepted("enable-provisioning-requests", kindBool, "false", noProvReq),
