@@ -101,7 +101,7 @@ func caImplementedFlags() []CAFlag {
 		"scale-down-delay-after-failure", "scale-down-enabled", "scale-down-unneeded-time", "scale-down-unready-time",
 		"scale-down-unready-enabled", "daemonset-eviction-for-empty-nodes", "max-failing-time",
 		"balancing-label", "max-node-startup-time", "max-nodegroup-binpacking-duration",
-		"cordon-node-before-terminating",
+		"cordon-node-before-terminating", "ignore-mirror-pods-utilization",
 		"scale-down-utilization-threshold", "scan-interval", "skip-nodes-with-custom-controller-pods",
 		"skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "startup-taint", "status-taint", "write-status-configmap"} {
 		out = append(out, implemented(name, ""))
@@ -162,7 +162,6 @@ func caAcceptedFlags() []CAFlag {
 		accepted("gpu-total", kindStrings, "", "tidal limits cores, memory and nodes only"),
 		accepted("grpc-expander-cert", kindString, "", "tidal has no grpc expander"),
 		accepted("grpc-expander-url", kindString, "", "tidal has no grpc expander"),
-		accepted("ignore-mirror-pods-utilization", kindBool, "false", "mirror pods follow --ignore-daemonsets-utilization"),
 		accepted("kube-api-content-type", kindString, "application/vnd.kubernetes.protobuf", "tidal's clients keep their own content type"),
 		accepted("leader-elect-resource-lock", kindString, "leases", "tidal always uses a Lease"),
 		accepted("leader-elect-resource-namespace", kindString, "", "the Lease lives in --namespace"),

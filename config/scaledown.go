@@ -23,6 +23,7 @@ type ScaleDownOptions struct {
 	DelayAfterDelete                  time.Duration
 	DelayAfterFailure                 time.Duration
 	IgnoreDaemonSetsUtilization       bool
+	IgnoreMirrorPodsUtilization       bool
 	SkipNodesWithSystemPods           bool
 	SkipNodesWithLocalStorage         bool
 	SkipNodesWithCustomControllerPods bool
@@ -66,7 +67,8 @@ func (o *ScaleDownOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.DelayAfterAdd, "scale-down-delay-after-add", o.DelayAfterAdd, "No removal for this long after a scale-up.")
 	fs.DurationVar(&o.DelayAfterDelete, "scale-down-delay-after-delete", o.DelayAfterDelete, "No removal for this long after a node was removed.")
 	fs.DurationVar(&o.DelayAfterFailure, "scale-down-delay-after-failure", o.DelayAfterFailure, "No removal for this long after a removal failed.")
-	fs.BoolVar(&o.IgnoreDaemonSetsUtilization, "ignore-daemonsets-utilization", o.IgnoreDaemonSetsUtilization, "Leave DaemonSet and mirror pods out of node utilization.")
+	fs.BoolVar(&o.IgnoreDaemonSetsUtilization, "ignore-daemonsets-utilization", o.IgnoreDaemonSetsUtilization, "Leave DaemonSet pods out of node utilization.")
+	fs.BoolVar(&o.IgnoreMirrorPodsUtilization, "ignore-mirror-pods-utilization", o.IgnoreMirrorPodsUtilization, "Leave mirror (static) pods out of node utilization.")
 	fs.BoolVar(&o.SkipNodesWithSystemPods, "skip-nodes-with-system-pods", o.SkipNodesWithSystemPods, "Keep nodes running kube-system pods that are not DaemonSet pods and have no PodDisruptionBudget.")
 	fs.BoolVar(&o.SkipNodesWithLocalStorage, "skip-nodes-with-local-storage", o.SkipNodesWithLocalStorage, "Keep nodes running pods with emptyDir or hostPath volumes (unless annotated safe to evict).")
 	fs.BoolVar(&o.SkipNodesWithCustomControllerPods, "skip-nodes-with-custom-controller-pods", o.SkipNodesWithCustomControllerPods, "Keep nodes running pods owned by controllers other than ReplicaSet, ReplicationController, StatefulSet and Job.")

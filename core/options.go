@@ -68,6 +68,7 @@ type ScaleDownOptions struct {
 	DelayAfterFailure   time.Duration
 
 	IgnoreDaemonSetsUtilization       bool
+	IgnoreMirrorPodsUtilization       bool
 	SkipNodesWithSystemPods           bool
 	SkipNodesWithLocalStorage         bool
 	SkipNodesWithCustomControllerPods bool
@@ -127,7 +128,8 @@ func OptionsFromConfig(o *config.Options) Options {
 			Enabled: sd.Enabled, UtilizationThreshold: sd.UtilizationThreshold, UnneededTime: sd.UnneededTime, UnreadyTime: sd.UnreadyTime,
 			KeepUnready: !sd.UnreadyEnabled, GPUUtilizationThreshold: sd.GPUUtilizationThreshold, MaxNonEmptyUnneeded: sd.NonEmptyCandidatesCount,
 			DelayAfterAdd: sd.DelayAfterAdd, DelayAfterDelete: sd.DelayAfterDelete, DelayAfterFailure: sd.DelayAfterFailure,
-			IgnoreDaemonSetsUtilization: sd.IgnoreDaemonSetsUtilization, SkipNodesWithSystemPods: sd.SkipNodesWithSystemPods,
+			IgnoreDaemonSetsUtilization: sd.IgnoreDaemonSetsUtilization,
+			IgnoreMirrorPodsUtilization: sd.IgnoreMirrorPodsUtilization, SkipNodesWithSystemPods: sd.SkipNodesWithSystemPods,
 			SkipNodesWithLocalStorage: sd.SkipNodesWithLocalStorage, SkipNodesWithCustomControllerPods: sd.SkipNodesWithCustomControllerPods,
 			MaxParallelism: sd.MaxParallelism, MaxDrainParallelism: sd.MaxDrainParallelism,
 			MaxGracefulTermination: time.Duration(sd.MaxGracefulTerminationSec) * time.Second, MaxPodEvictionTime: sd.MaxPodEvictionTime,

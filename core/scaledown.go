@@ -114,6 +114,7 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 			SkipNodesWithLocalStorage:         l.opts.ScaleDown.SkipNodesWithLocalStorage,
 			SkipNodesWithCustomControllerPods: l.opts.ScaleDown.SkipNodesWithCustomControllerPods},
 		IgnoreDaemonSetsUtilization: l.opts.ScaleDown.IgnoreDaemonSetsUtilization,
+		IgnoreMirrorPodsUtilization: l.opts.ScaleDown.IgnoreMirrorPodsUtilization,
 		KeepUnready:                 l.opts.ScaleDown.KeepUnready, MaxNonEmptyUnneeded: l.opts.ScaleDown.MaxNonEmptyUnneeded,
 	}
 	for _, g := range o.groups {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // gpuNode adds a node of 8 cpu and gpus GPUs.
@@ -120,5 +121,32 @@ func TestScaleDownCAFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// --ignore-daemonsets-utilization and --ignore-mirror-pods-utilization leave
+// out their own kind of pod only.
+func TestIgnoredInUtilization(t *testing.T) {
+	c := newCluster(t)
+	c.node("n", "4")
+	c.pod("n", "web", "1", nil)
+	c.pod("n", "agent", "1", func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "agent", Controller: ptr.To(true)}}
+	})
+	c.pod("n", "static", "1", func(p *corev1.Pod) { p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "x"} })
+	ni := c.snap.NodeInfo("n")
+	tests := []struct {
+		ig   Ignored
+		want float64
+	}{
+		{Ignored{}, 0.75},
+		{Ignored{DaemonSets: true}, 0.5},
+		{Ignored{MirrorPods: true}, 0.5},
+		{Ignored{DaemonSets: true, MirrorPods: true}, 0.25},
+	}
+	for _, tc := range tests {
+		if got := Utilization(ni, tc.ig); got != tc.want {
+			t.Errorf("%+v: utilization %v, want %v", tc.ig, got, tc.want)
+		}
 	}
 }

@@ -61,9 +61,12 @@ type Input struct {
 	PDBs     []*policyv1.PodDisruptionBudget
 	Owners   OwnerExists
 	Rules    RuleOptions
-	// IgnoreDaemonSetsUtilization leaves DaemonSet and mirror pods out of
+	// IgnoreDaemonSetsUtilization leaves DaemonSet pods out of
 	// utilization.
 	IgnoreDaemonSetsUtilization bool
+	// IgnoreMirrorPodsUtilization leaves mirror (static) pods out of
+	// utilization.
+	IgnoreMirrorPodsUtilization bool
 	// KeepUnready keeps unready nodes (--scale-down-unready-enabled=false).
 	KeepUnready bool
 	// MaxNonEmptyUnneeded bounds how many nodes with pods to move the plan
@@ -294,11 +297,12 @@ func (p *planner) order() []evaluated {
 // judged by their GPU requests and GPUThreshold, as in Cluster Autoscaler.
 func (p *planner) keeps(e *evaluated, ni *framework.NodeInfo) (Reason, string) {
 	threshold := e.Threshold
-	util, gpu := GPUUtilization(ni, p.in.IgnoreDaemonSetsUtilization)
+	ig := Ignored{DaemonSets: p.in.IgnoreDaemonSetsUtilization, MirrorPods: p.in.IgnoreMirrorPodsUtilization}
+	util, gpu := GPUUtilization(ni, ig)
 	if gpu {
 		threshold = e.GPUThreshold
 	} else {
-		util = Utilization(ni, p.in.IgnoreDaemonSetsUtilization)
+		util = Utilization(ni, ig)
 	}
 	e.util = util
 	switch {
@@ -464,10 +468,9 @@ func (p *planner) precheck(ctx context.Context, evs []evaluated) {
 }
 
 // Utilization is the larger of requested cpu over allocatable cpu and
-// requested memory over allocatable memory. With ignoreDaemonSets,
-// DaemonSet and mirror pods are left out.
-func Utilization(ni *framework.NodeInfo, ignoreDaemonSets bool) float64 {
-	cpu, mem := requested(ni, ignoreDaemonSets, func(r fwk.Resource) (int64, int64) { return r.GetMilliCPU(), r.GetMemory() })
+// requested memory over allocatable memory, less the pods ig leaves out.
+func Utilization(ni *framework.NodeInfo, ig Ignored) float64 {
+	cpu, mem := requested(ni, ig, func(r fwk.Resource) (int64, int64) { return r.GetMilliCPU(), r.GetMemory() })
 	var u float64
 	if a := ni.Allocatable.MilliCPU; a > 0 {
 		u = float64(cpu) / float64(a)
@@ -484,24 +487,34 @@ const GPUResource corev1.ResourceName = "nvidia.com/gpu"
 
 // GPUUtilization is the share of the node's allocatable GPUs its pods
 // request; gpu is false for a node without allocatable GPUs.
-func GPUUtilization(ni *framework.NodeInfo, ignoreDaemonSets bool) (util float64, gpu bool) {
+func GPUUtilization(ni *framework.NodeInfo, ig Ignored) (util float64, gpu bool) {
 	a := ni.Allocatable.ScalarResources[GPUResource]
 	if a <= 0 {
 		return 0, false
 	}
-	req, _ := requested(ni, ignoreDaemonSets, func(r fwk.Resource) (int64, int64) { return r.GetScalarResources()[GPUResource], 0 })
+	req, _ := requested(ni, ig, func(r fwk.Resource) (int64, int64) { return r.GetScalarResources()[GPUResource], 0 })
 	return float64(req) / float64(a), true
 }
 
+// Ignored says which pods utilization leaves out, as Cluster Autoscaler's
+// --ignore-daemonsets-utilization and --ignore-mirror-pods-utilization.
+type Ignored struct {
+	DaemonSets, MirrorPods bool
+}
+
+func (ig Ignored) ignores(p *corev1.Pod) bool {
+	return ig.DaemonSets && IsDaemonSetPod(p) || ig.MirrorPods && isMirror(p)
+}
+
 // requested sums two quantities (pick) of the node's requests, less those
-// of DaemonSet and mirror pods when ignoreDaemonSets.
-func requested(ni *framework.NodeInfo, ignoreDaemonSets bool, pick func(fwk.Resource) (int64, int64)) (int64, int64) {
+// of the pods ig leaves out.
+func requested(ni *framework.NodeInfo, ig Ignored, pick func(fwk.Resource) (int64, int64)) (int64, int64) {
 	a, b := pick(ni.Requested)
-	if !ignoreDaemonSets {
+	if ig == (Ignored{}) {
 		return a, b
 	}
 	for _, pi := range ni.Pods {
-		if p := pi.GetPod(); IsDaemonSetPod(p) || isMirror(p) {
+		if ig.ignores(pi.GetPod()) {
 			r := pi.CalculateResource().Resource
 			da, db := pick(r)
 			a, b = a-da, b-db

@@ -51,8 +51,8 @@ func (p *Planner) Plan(ctx context.Context, in Input) (plan *Plan, reused bool, 
 // inputKey hashes the plain part of the input, in an order of its own.
 func inputKey(in Input) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%p|v%d|l%d|%q|%+v|%v|%v|%d|", in.Checker, in.Checker.Snapshot().Version(), in.Checker.ListerVersion(),
-		in.Salt, in.Rules, in.IgnoreDaemonSetsUtilization, in.KeepUnready, in.MaxNonEmptyUnneeded)
+	fmt.Fprintf(h, "%p|v%d|l%d|%q|%+v|%v|%v|%v|%d|", in.Checker, in.Checker.Snapshot().Version(), in.Checker.ListerVersion(),
+		in.Salt, in.Rules, in.IgnoreDaemonSetsUtilization, in.IgnoreMirrorPodsUtilization, in.KeepUnready, in.MaxNonEmptyUnneeded)
 	for _, c := range sortedCandidates(in.Candidates) {
 		fmt.Fprintf(h, "%q,%q,%g,%g,%v;", c.Name, c.Group, c.Threshold, c.GPUThreshold, c.Unready)
 	}
