@@ -89,21 +89,24 @@ func caImplementedFlags() []CAFlag {
 		implemented("scale-down-non-empty-candidates-count", "default 0 (no limit), CA 30: see docs/scaledown.md; logged at start when not set"),
 		implemented("scale-down-gpu-utilization-threshold", "GPUs are the nvidia.com/gpu resource"),
 	}
-	for _, name := range []string{"address", "balance-similar-node-groups", "balancing-ignore-label", "cores-total",
+	for _, name := range []string{
+		"address", "balance-similar-node-groups", "balancing-ignore-label", "balancing-label",
+		"cordon-node-before-terminating", "cores-total", "daemonset-eviction-for-empty-nodes",
 		"daemonset-eviction-for-occupied-nodes", "expendable-pods-priority-cutoff", "ignore-daemonsets-utilization",
-		"ignore-taint", "initial-node-group-backoff-duration", "kube-client-burst", "kube-client-qps", "kubeconfig",
-		"kubernetes", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-retry-period",
-		"max-bulk-soft-taint-count", "max-bulk-soft-taint-time", "max-graceful-termination-sec", "max-inactivity",
-		"max-node-group-backoff-duration", "max-node-provision-time", "max-nodes-per-scaleup", "max-nodes-total",
-		"max-pod-eviction-time", "max-scale-down-parallelism", "max-total-unready-percentage", "memory-total", "namespace",
+		"ignore-mirror-pods-utilization", "ignore-taint", "initial-node-group-backoff-duration", "kube-client-burst",
+		"kube-client-qps", "kubeconfig", "kubernetes", "leader-elect", "leader-elect-lease-duration",
+		"leader-elect-renew-deadline", "leader-elect-retry-period", "max-bulk-soft-taint-count",
+		"max-bulk-soft-taint-time", "max-failing-time", "max-graceful-termination-sec", "max-inactivity",
+		"max-node-group-backoff-duration", "max-node-provision-time", "max-node-startup-time",
+		"max-nodegroup-binpacking-duration", "max-nodes-per-scaleup", "max-nodes-total", "max-pod-eviction-time",
+		"max-scale-down-parallelism", "max-total-unready-percentage", "memory-total", "namespace",
 		"new-pod-scale-up-delay", "node-delete-delay-after-taint", "node-group-backoff-reset-timeout", "nodes",
-		"ok-total-unready-count", "record-duplicated-events", "scale-down-delay-after-add", "scale-down-delay-after-delete",
-		"scale-down-delay-after-failure", "scale-down-enabled", "scale-down-unneeded-time", "scale-down-unready-time",
-		"scale-down-unready-enabled", "daemonset-eviction-for-empty-nodes", "max-failing-time",
-		"balancing-label", "max-node-startup-time", "max-nodegroup-binpacking-duration",
-		"cordon-node-before-terminating", "ignore-mirror-pods-utilization",
+		"ok-total-unready-count", "record-duplicated-events", "scale-down-delay-after-add",
+		"scale-down-delay-after-delete", "scale-down-delay-after-failure", "scale-down-enabled",
+		"scale-down-unneeded-time", "scale-down-unready-enabled", "scale-down-unready-time",
 		"scale-down-utilization-threshold", "scan-interval", "skip-nodes-with-custom-controller-pods",
-		"skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "startup-taint", "status-taint", "write-status-configmap"} {
+		"skip-nodes-with-local-storage", "skip-nodes-with-system-pods", "startup-taint", "status-taint",
+		"write-status-configmap"} {
 		out = append(out, implemented(name, ""))
 	}
 	return out
@@ -119,7 +122,11 @@ const (
 	ownSimulate   = "tidal's simulation has its own bounds and caches"
 )
 
-// caAcceptedFlags are the CA flags tidal parses but does not act on.
+// caAcceptedFlags are the CA flags tidal parses but does not act on. To
+// implement one, register it where its options live (AddFlags) and move its
+// name from here to caImplementedFlags; the tests check that every CA flag
+// is in exactly one list and registered, and regenerate docs/ca-flags.md
+// (go test ./config -run TestCAFlagsDoc -update).
 func caAcceptedFlags() []CAFlag {
 	return []CAFlag{
 		accepted("allowed-scheduler-names", kindStrings, "", "tidal has no such option"),
