@@ -157,6 +157,9 @@ func TestDecide(t *testing.T) {
 					n.Status.NodeInfo.SystemUUID != "" || n.Status.NodeInfo.BootID != "" {
 					t.Fatalf("the template keeps the machine's identity: %+v", n)
 				}
+				if c := n.Status.Conditions; len(c) != 1 || c[0].Status != corev1.ConditionTrue || !c[0].LastTransitionTime.IsZero() {
+					t.Fatalf("conditions %+v, want Ready without its times", c)
+				}
 				if n.Status.NodeInfo.KubeletVersion != "v1.36.3" {
 					t.Fatalf("system info %+v, want the kubelet version kept", n.Status.NodeInfo)
 				}

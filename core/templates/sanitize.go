@@ -59,7 +59,8 @@ func goodExample(n *corev1.Node, taints clusterstate.Taints, now time.Time) bool
 
 // sanitizeNode makes a new node of the example's shape named name: its
 // labels (kubernetes.io/hostname set to name), taints that stay on a node
-// (forTemplate), capacity, allocatable, conditions and system info; not
+// (forTemplate), capacity, allocatable, conditions (without their times,
+// so that a heartbeat does not change the template) and system info; not
 // what identifies the machine (UID, providerID, pod CIDRs, addresses,
 // machine and boot IDs, annotations), nor what the node gathered while it
 // ran (images, volumes, cordon). The example is not changed.
@@ -73,6 +74,9 @@ func sanitizeNode(example *corev1.Node, name string, taints clusterstate.Taints)
 	st.Addresses, st.Images, st.VolumesInUse, st.VolumesAttached = nil, nil, nil, nil
 	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{}
 	st.NodeInfo.MachineID, st.NodeInfo.SystemUUID, st.NodeInfo.BootID = "", "", ""
+	for i := range st.Conditions {
+		st.Conditions[i].LastHeartbeatTime, st.Conditions[i].LastTransitionTime = metav1.Time{}, metav1.Time{}
+	}
 	return &corev1.Node{
 		TypeMeta:   example.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
