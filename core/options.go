@@ -6,7 +6,6 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
-	"github.com/tidal-autoscaler/tidal/core/templates"
 )
 
 // Options are the node loop's settings, taken from flags.
@@ -103,7 +102,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
 		BalanceSimilarNodeGroups: su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
-		ProvisionAhead: su.ProvisionAhead, NodeInfoCacheExpireTime: templates.DefaultCacheTTL,
+		ProvisionAhead: su.ProvisionAhead, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
 		ClusterState: clusterstate.Options{
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
 			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,
