@@ -35,12 +35,6 @@ const (
 	FromProvider Source = "provider"
 )
 
-// DefaultCacheTTL is how long a template made from a live node serves
-// after the group's last good node was seen, unless
-// --node-info-cache-expire-time says otherwise (Cluster Autoscaler's
-// default: ten years, in effect for ever).
-const DefaultCacheTTL = 87600 * time.Hour
-
 // Entry is a template made from a live node, kept between iterations.
 // Pods are the node's own static and DaemonSet pods; pods of DaemonSets
 // created later are added when the entry is used.
@@ -68,8 +62,8 @@ type Input struct {
 	DaemonSets []*appsv1.DaemonSet
 	Taints     clusterstate.Taints
 	Now        time.Time
-	// CacheTTL is how long an entry serves after it was last seen; an
-	// older entry is dropped.
+	// CacheTTL (--node-info-cache-expire-time) is how long an entry serves
+	// after it was last seen; an older entry is dropped.
 	CacheTTL time.Duration
 }
 

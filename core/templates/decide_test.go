@@ -19,6 +19,9 @@ import (
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// tenYears is --node-info-cache-expire-time's default.
+const tenYears = 87600 * time.Hour
+
 const kubeletLabel = "node.example.com/bootstrapped"
 
 var dedicated = corev1.Taint{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
@@ -218,7 +221,7 @@ func TestDecide(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ttl := tc.ttl
 			if ttl == 0 {
-				ttl = DefaultCacheTTL
+				ttl = tenYears
 			}
 			var kept []string
 			for _, n := range tc.nodes {
@@ -252,7 +255,7 @@ func TestDecideProviderErrors(t *testing.T) {
 		{"no node", func() (*cloudprovider.NodeTemplate, error) { return &cloudprovider.NodeTemplate{}, nil }, "the provider returned no template node"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decide(Input{Group: "g", Provider: tc.provider, Now: now, CacheTTL: DefaultCacheTTL})
+			_, err := Decide(Input{Group: "g", Provider: tc.provider, Now: now, CacheTTL: tenYears})
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
