@@ -85,7 +85,12 @@ type mixResult struct {
 // places them (on the least allocated node that fits: its default
 // spreading), and decides again for the pods the scheduler left out, until
 // all run or no decision helps.
-func runMix(t testing.TB, m mix, greedyOnly bool) mixResult {
+func runMix(t testing.TB, m mix, greedyOnly bool) mixResult { return runMixSettling(t, m, greedyOnly, false) }
+
+// runMixSettling is runMix; with oneByOne the new nodes come one at a time
+// (the groups in turn) and the scheduler places what it can on the nodes
+// there so far before the next comes, as when nodes register seconds apart.
+func runMixSettling(t testing.TB, m mix, greedyOnly, oneByOne bool) mixResult {
 	c := newCluster(t)
 	for _, z := range mixZones {
 		c.group("pool-"+z, "4", "16Gi", z, 0, 100)
@@ -101,6 +106,10 @@ func runMix(t testing.TB, m mix, greedyOnly bool) mixResult {
 		}
 		if len(plan.ScaleUps) == 0 {
 			break
+		}
+		if oneByOne {
+			pending = c.addOneByOne(plan, pending)
+			continue
 		}
 		c.addPlanned(plan)
 		pending = c.schedule(pending)
@@ -139,6 +148,29 @@ func (c *cluster) addPlanned(p *Plan) {
 			g.Target = u.To
 		}
 	}
+}
+
+// addOneByOne adds the plan's nodes one at a time, the groups in turn,
+// scheduling the pending pods after each; it returns the pods left.
+func (c *cluster) addOneByOne(p *Plan, pending []*corev1.Pod) []*corev1.Pod {
+	for added := true; added; {
+		added = false
+		for _, u := range p.ScaleUps {
+			for i := range c.groups {
+				g := &c.groups[i]
+				if g.ID != u.Group || g.Target >= u.To {
+					continue
+				}
+				if _, err := g.Template.AddCopy(c.snap, fmt.Sprintf("%s-%d", g.ID, g.Target)); err != nil {
+					c.t.Fatal(err)
+				}
+				g.Target++
+				added = true
+				pending = c.schedule(pending)
+			}
+		}
+	}
+	return pending
 }
 
 // schedule places pods in order as the default scheduler would, each on
@@ -213,6 +245,9 @@ func schedulerMinimum(t testing.TB, m mix, from, limit int) int {
 // mixTotals sums a run over every seed, with the exact optimum.
 type mixTotals struct {
 	optimum, planned, settled, schedMin, empty, unplaced, improved int
+	// oneSettled and oneEmpty are settled and empty when nodes come one by
+	// one.
+	oneSettled, oneEmpty int
 }
 
 func runMixes(t testing.TB, greedyOnly bool) mixTotals {
@@ -224,6 +259,11 @@ func runMixes(t testing.TB, greedyOnly bool) mixTotals {
 			t.Fatalf("seed %d: the exact search gave up (best %d): make the mixes smaller", seed, opt)
 		}
 		r := runMix(t, m, greedyOnly)
+		o := runMixSettling(t, m, greedyOnly, true)
+		t.Logf("seed %2d one by one: settled %2d (%d decisions), empty %d, unplaced %d", seed, o.settled, o.decisions, o.empty, o.unplaced)
+		tot.oneSettled += o.settled
+		tot.oneEmpty += o.empty
+		tot.unplaced += o.unplaced
 		smin := schedulerMinimum(t, m, opt, opt+10)
 		if smin < 0 {
 			t.Fatalf("seed %d: no split of up to %d nodes lets the scheduler place every pod", seed, opt+10)
@@ -279,6 +319,10 @@ func BenchmarkRandomMixes(b *testing.B) {
 	b.ReportMetric(float64(greedy.settled), "rounds-only-settled-nodes")
 	b.ReportMetric(float64(tot.schedMin), "scheduler-minimum-nodes")
 	b.ReportMetric(float64(tot.empty), "empty-nodes")
+	b.ReportMetric(float64(tot.oneSettled), "one-by-one-settled-nodes")
+	b.ReportMetric(float64(tot.oneEmpty), "one-by-one-empty-nodes")
+	b.ReportMetric(float64(greedy.oneSettled), "rounds-only-one-by-one-settled-nodes")
+	b.ReportMetric(float64(greedy.oneEmpty), "rounds-only-one-by-one-empty-nodes")
 }
 
 // TestWholePlanNeverWorseThanTheRounds: on every seed the whole-plan
