@@ -25,7 +25,7 @@ func (l *NodeLoop) cancel(ctx context.Context, o *observation, c clusterstate.Ca
 	if strings.Contains(c.Reason, "ProvisionTimeout") {
 		reason = "timeout"
 	}
-	l.cfg.Metrics.FailedScaleUps.WithLabelValues(c.Group, reason).Inc()
+	l.cfg.Metrics.failedScaleUp(c.Group, reason)
 	logger.Info("Cancelling requested nodes that will not come", append([]any{"nodeGroup", c.Group, "count", len(c.Instances),
 		"reason", c.Reason}, l.sinceReported(c)...)...)
 	eventReason := "FailedToScaleUpGroup"

@@ -356,11 +356,11 @@ func (l *NodeLoop) RunOnce(ctx context.Context) error {
 	defer func() {
 		l.cfg.Metrics.observe("main", l.clock.Since(start))
 		l.lastActivity.Store(l.clock.Now().UnixNano())
-		l.cfg.Metrics.LastActivity.WithLabelValues("main").Set(float64(l.clock.Now().Unix()))
+		l.cfg.Metrics.activity("main", l.clock.Now())
 	}()
 	obs, err := l.observe(ctx)
 	if err != nil {
-		l.cfg.Metrics.Errors.WithLabelValues(errorType(err)).Inc()
+		l.cfg.Metrics.loopError(errorType(err))
 		return err
 	}
 	// Taints failed removals could not take off come off first, whatever
