@@ -14,6 +14,7 @@ const (
 	caGroupAutoscaled      = "autoscaled"
 	caGroupAutoprovisioned = "autoprovisioned"
 	caUnschedulable        = "unschedulable"
+	caSchedulerUnprocessed = "scheduler_unprocessed"
 	caMinimum              = "minimum"
 	caMaximum              = "maximum"
 )
@@ -46,6 +47,7 @@ type caMetrics struct {
 	unneededNodesCount  prometheus.Gauge
 	unremovableNodes    *prometheus.GaugeVec
 	scaleDownInCooldown prometheus.Gauge
+	oldUnregistered     prometheus.Counter
 
 	// perNodeGroup is nil unless --emit-per-nodegroup-metrics is set.
 	perNodeGroup *caNodeGroupMetrics
@@ -102,6 +104,8 @@ func newCAMetrics(perNodeGroup bool) *caMetrics {
 		unneededNodesCount:  caGauge("unneeded_nodes_count", "Nodes currently unneeded."),
 		unremovableNodes:    caGaugeVec("unremovable_nodes_count", "Scale-down candidates that must stay, by reason.", "reason"),
 		scaleDownInCooldown: caGauge("scale_down_in_cooldown", "1 while scale-down is in cooldown, 0 otherwise."),
+		oldUnregistered: prometheus.NewCounter(prometheus.CounterOpts{Namespace: caNamespace,
+			Name: "old_unregistered_nodes_removed_count", Help: "Requested nodes removed because they did not register in time."}),
 	}
 	if perNodeGroup {
 		m.perNodeGroup = &caNodeGroupMetrics{
@@ -138,7 +142,7 @@ func (m *caMetrics) collectors() []prometheus.Collector {
 		m.maxNodesCount, m.cpuCurrentCores, m.cpuLimitsCores, m.memoryCurrentBytes, m.memoryLimitsBytes,
 		m.lastActivity, m.functionDuration, m.functionDurationSummary, m.pendingNodeDeletions,
 		m.errorsCount, m.scaleUpCount, m.failedScaleUpCount, m.scaleDownCount, m.evictionsCount,
-		m.unneededNodesCount, m.unremovableNodes, m.scaleDownInCooldown}
+		m.unneededNodesCount, m.unremovableNodes, m.scaleDownInCooldown, m.oldUnregistered}
 	if g := m.perNodeGroup; g != nil {
 		cs = append(cs, g.minCount, g.maxCount, g.targetCount, g.healthiness, g.backoffStatus)
 	}

@@ -87,7 +87,9 @@ func (l *NodeLoop) deleteLate(ctx context.Context, g *groupObservation, c cluste
 	if err := g.group.DeleteNodes(nodes); err != nil {
 		klog.FromContext(ctx).Error(err, "Could not delete nodes that did not come in time", "nodeGroup", g.group.Id())
 		l.decreaseTarget(ctx, g, unregistered)
+		return
 	}
+	l.cfg.Metrics.ca.oldUnregistered.Add(float64(unregistered))
 }
 
 func (l *NodeLoop) decreaseTarget(ctx context.Context, g *groupObservation, n int) {

@@ -17,6 +17,7 @@ func (l *NodeLoop) setCAGauges(r *iterationReport) {
 	m.nodeGroupsCount.WithLabelValues(caGroupAutoscaled).Set(float64(len(o.groups)))
 	m.nodeGroupsCount.WithLabelValues(caGroupAutoprovisioned).Set(0) // tidal creates no node groups
 	m.unschedulablePodsCount.WithLabelValues(caUnschedulable).Set(float64(o.unschedulable))
+	m.unschedulablePodsCount.WithLabelValues(caSchedulerUnprocessed).Set(float64(o.unprocessed))
 	m.maxNodesCount.Set(float64(maxNodes(o.groups, l.opts.MaxNodesTotal)))
 	cores, memory := clusterCapacity(notBeingDeleted(o.nodes))
 	m.cpuCurrentCores.Set(float64(cores / 1000))
