@@ -149,6 +149,19 @@ func (m *caMetrics) collectors() []prometheus.Collector {
 	return cs
 }
 
+// caFunction is CA's name for a phase of tidal's loop where CA has one
+// for the same work: the scale-down plan is CA's findUnneeded, the
+// scale-up's check of what fits existing nodes its filterOutSchedulable.
+func caFunction(function string) string {
+	switch function {
+	case "scaleDown:plan":
+		return "findUnneeded"
+	case "scaleUp:filterSchedulable":
+		return "filterOutSchedulable"
+	}
+	return function
+}
+
 // caFailedScaleUpReason is CA's reason for a failed scale-up of tidal's:
 // nodes that did not come in time are a timeout, any other failure (the
 // cloud refused or failed the launch) a cloud provider error.

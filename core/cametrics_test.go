@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -172,6 +173,40 @@ func TestCAFunctionDurationBuckets(t *testing.T) {
 		return
 	}
 	t.Fatal("no cluster_autoscaler_function_duration_seconds")
+}
+
+// A phase CA names otherwise is observed under CA's name in CA's family,
+// under tidal's in tidal's.
+func TestCAFunctionNames(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, false)
+	for _, f := range []string{"main", "scaleDown:plan", "scaleUp:filterSchedulable"} {
+		m.observe(f, time.Second)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, f := range families {
+		for _, metric := range f.GetMetric() {
+			for _, l := range metric.GetLabel() {
+				if l.GetName() == "function" {
+					got[f.GetName()] = append(got[f.GetName()], l.GetValue())
+				}
+			}
+		}
+	}
+	for family, want := range map[string][]string{
+		"cluster_autoscaler_function_duration_seconds":          {"filterOutSchedulable", "findUnneeded", "main"},
+		"cluster_autoscaler_function_duration_quantile_seconds": {"filterOutSchedulable", "findUnneeded", "main"},
+		"tidal_function_duration_seconds":                       {"main", "scaleDown:plan", "scaleUp:filterSchedulable"},
+	} {
+		slices.Sort(got[family])
+		if !slices.Equal(got[family], want) {
+			t.Errorf("%s has functions %v, want %v", family, got[family], want)
+		}
+	}
 }
 
 func TestMaxNodes(t *testing.T) {

@@ -121,8 +121,8 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 
 func (m *Metrics) observe(function string, d time.Duration) {
 	m.FunctionDuration.WithLabelValues(function).Observe(d.Seconds())
-	m.ca.functionDuration.WithLabelValues(function).Observe(d.Seconds())
-	m.ca.functionDurationSummary.WithLabelValues(function).Observe(d.Seconds())
+	m.ca.functionDuration.WithLabelValues(caFunction(function)).Observe(d.Seconds())
+	m.ca.functionDurationSummary.WithLabelValues(caFunction(function)).Observe(d.Seconds())
 }
 
 // activity records when a part of the loop (main, scaleUp, scaleDown) last
