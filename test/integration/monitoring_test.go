@@ -20,7 +20,8 @@ import (
 )
 
 // A real Prometheus server scrapes tidal through a scale-up and a
-// scale-down and evaluates deploy/monitoring's rules: every rule loads and
+// scale-down; CA's families then tell what happened, and Prometheus
+// evaluates deploy/monitoring's rules: every rule loads and
 // evaluates without error, the series tidal's alerts read exist, and every
 // query of the Grafana dashboard returns data. (The PodAutoscaler alerts
 // read kube-state-metrics' series, which no one makes here: they are only
@@ -47,6 +48,7 @@ func TestMonitoringRulesAndDashboardReadTidal(t *testing.T) {
 		return len(nodes) == 1, err
 	})
 	waitPromValue(t, prom, `sum(cluster_autoscaler_scaled_down_nodes_total)`, 2, failed)
+	checkCAValues(t, prom, failed)
 
 	rules, err := deploy.RuleGroups("prometheusrule.yaml")
 	if err != nil {
@@ -83,6 +85,50 @@ func TestMonitoringRulesAndDashboardReadTidal(t *testing.T) {
 	if t.Failed() {
 		failed()
 	}
+}
+
+// checkCAValues checks that CA's families, as Prometheus scraped them, tell
+// what happened: one group of sizes 1 to 4 back at 1 node after 2 were
+// added and removed, CA's counters agreeing with tidal's per group ones.
+func checkCAValues(t *testing.T, prom *testenv.Prometheus, failed func()) {
+	t.Helper()
+	want := map[string]float64{
+		`cluster_autoscaler_node_groups_count{node_group_type="autoscaled"}`:                                                                     1,
+		`cluster_autoscaler_max_nodes_count`:                                                                                                     4,
+		`cluster_autoscaler_node_group_min_count{node_group="mon-a"}`:                                                                            1,
+		`cluster_autoscaler_node_group_max_count{node_group="mon-a"}`:                                                                            4,
+		`cluster_autoscaler_node_group_target_count{node_group="mon-a"}`:                                                                         1,
+		`cluster_autoscaler_node_group_healthiness{node_group="mon-a"}`:                                                                          1,
+		`cluster_autoscaler_node_group_backoff_status{node_group="mon-a"}`:                                                                       0,
+		`sum(cluster_autoscaler_scaled_down_nodes_total)`:                                                                                        2,
+		`sum(cluster_autoscaler_scaled_up_nodes_total) - sum(tidal_scaled_up_nodes_total)`:                                                       0,
+		`sum(cluster_autoscaler_failed_scale_ups_total)`:                                                                                         0,
+		`cluster_autoscaler_last_activity{activity="scaleDown"} >= bool ignoring(activity) cluster_autoscaler_last_activity{activity="scaleUp"}`: 1,
+		`cluster_autoscaler_cluster_safe_to_autoscale`:                                                                                           1,
+	}
+	got := map[string]float64{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("values: %v", got)
+			failed()
+		}
+	}()
+	poll(t, 30*time.Second, "CA's families to tell what happened", func(ctx context.Context) (bool, error) {
+		for expr, w := range want {
+			v, _, err := prom.API.Query(ctx, expr, time.Now())
+			if err != nil {
+				return false, fmt.Errorf("query %s: %w", expr, err)
+			}
+			vec, _ := v.(model.Vector)
+			if len(vec) != 1 {
+				return false, fmt.Errorf("%s: %d series, want 1", expr, len(vec))
+			}
+			if got[expr] = float64(vec[0].Value); got[expr] != w {
+				return false, fmt.Errorf("%s = %v, want %v", expr, got[expr], w)
+			}
+		}
+		return true, nil
+	})
 }
 
 // ruleFile writes the rule groups of a PrometheusRule of deploy/monitoring
