@@ -41,6 +41,8 @@ type Options struct {
 	Address       string
 	KubeClientQPS float32
 	KubeBurst     int
+	// EmitPerNodeGroupMetrics adds CA's per node group gauges to /metrics.
+	EmitPerNodeGroupMetrics bool
 
 	LeaderElect   bool
 	LeaseName     string
@@ -94,6 +96,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file. Empty means in-cluster configuration.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace tidal runs in: its lease, status and priority ConfigMaps live here.")
 	fs.StringVar(&o.Address, "address", o.Address, "Address to serve /healthz and /metrics on.")
+	fs.BoolVar(&o.EmitPerNodeGroupMetrics, "emit-per-nodegroup-metrics", o.EmitPerNodeGroupMetrics, "Add Cluster Autoscaler's per node group gauges (cluster_autoscaler_node_group_*) to /metrics.")
 	fs.Float32Var(&o.KubeClientQPS, "kube-client-qps", o.KubeClientQPS, "Queries per second to the API server.")
 	fs.IntVar(&o.KubeBurst, "kube-client-burst", o.KubeBurst, "Burst of queries to the API server.")
 

@@ -353,17 +353,19 @@ func (l *NodeLoop) runIteration(ctx context.Context) {
 	}
 }
 
-// RunOnce is one iteration.
-func (l *NodeLoop) RunOnce(ctx context.Context) error {
+// RunOnce is one iteration; one that fails counts in the errors metric.
+func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	start := l.clock.Now()
 	defer func() {
+		if err != nil {
+			l.cfg.Metrics.loopError(errorType(err))
+		}
 		l.cfg.Metrics.observe("main", l.clock.Since(start))
 		l.lastActivity.Store(l.clock.Now().UnixNano())
-		l.cfg.Metrics.LastActivity.WithLabelValues("main").Set(float64(l.clock.Now().Unix()))
+		l.cfg.Metrics.activity("main", l.clock.Now())
 	}()
 	obs, err := l.observe(ctx)
 	if err != nil {
-		l.cfg.Metrics.Errors.WithLabelValues(errorType(err)).Inc()
 		return err
 	}
 	// Taints failed removals could not take off come off first, whatever

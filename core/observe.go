@@ -27,9 +27,10 @@ type observation struct {
 	// on.
 	observed map[string]clusterstate.NodeObservation
 	// pending are the pods waiting for a node, unschedulable counts those
-	// the scheduler already failed to place.
-	pending       []*corev1.Pod
-	unschedulable int
+	// the scheduler already failed to place, unprocessed those it has not
+	// tried yet.
+	pending                    []*corev1.Pod
+	unschedulable, unprocessed int
 	// headroom are the pictured pods that keep room for workloads'
 	// headroom (they are among pending too).
 	headroom []*corev1.Pod
@@ -92,6 +93,8 @@ func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
 			o.pending = append(o.pending, p)
 			if IsUnschedulable(p) {
 				o.unschedulable++
+			} else {
+				o.unprocessed++
 			}
 		}
 	}

@@ -67,6 +67,7 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 		cooling = 1
 	}
 	l.cfg.Metrics.ScaleDownInCooldown.Set(cooling)
+	l.cfg.Metrics.ca.scaleDownInCooldown.Set(cooling)
 	if sd.cooldown == "" {
 		sd.started = l.startRemovals(o, plan, nodes)
 	}
@@ -200,6 +201,7 @@ func (l *NodeLoop) trackUnneeded(now time.Time, plan *scaledown.Plan, nodes map[
 	}
 	l.unneededSince = since
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
+	l.cfg.Metrics.ca.unneededNodesCount.Set(float64(len(plan.Unneeded)))
 }
 
 // softTaint puts the PreferNoSchedule deletion candidate taint on unneeded

@@ -214,7 +214,7 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 			logger.Error(err, "Scale-up failed", "nodeGroup", up.Group)
 			l.state.BackOff(up.Group, l.clock.Now(), &cloudprovider.InstanceErrorInfo{
 				ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: err.Error()})
-			l.cfg.Metrics.FailedScaleUps.WithLabelValues(up.Group, "cloudProviderError").Inc()
+			l.cfg.Metrics.failedScaleUp(up.Group, "cloudProviderError")
 			l.events.onStatus(l.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v", up.Group, delta, err)
 			l.tellFailed(up.Pods, up.Group, err.Error())
 			markUnavailable(groups, up.Group, l.state.Group(up.Group).BackoffReason)
@@ -226,9 +226,8 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 		report.scaledUp = true
 		markGrown(groups, up.Group, delta)
 		l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
-		l.cfg.Metrics.ScaledUpNodes.WithLabelValues(up.Group).Add(float64(delta))
-		l.cfg.Metrics.ScaleUps.WithLabelValues(up.Group).Inc()
-		l.cfg.Metrics.LastActivity.WithLabelValues("scaleUp").Set(float64(l.clock.Now().Unix()))
+		l.cfg.Metrics.scaledUp(up.Group, delta)
+		l.cfg.Metrics.activity("scaleUp", l.clock.Now())
 		l.events.onStatus(l.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
 			up.Group, up.From, up.To, up.Max, picturedNote(up.Pods))
 		msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
