@@ -85,7 +85,9 @@ type mixResult struct {
 // places them (on the least allocated node that fits: its default
 // spreading), and decides again for the pods the scheduler left out, until
 // all run or no decision helps.
-func runMix(t testing.TB, m mix, greedyOnly bool) mixResult { return runMixSettling(t, m, greedyOnly, false) }
+func runMix(t testing.TB, m mix, greedyOnly bool) mixResult {
+	return runMixSettling(t, m, greedyOnly, false)
+}
 
 // runMixSettling is runMix; with oneByOne the new nodes come one at a time
 // (the groups in turn) and the scheduler places what it can on the nodes
