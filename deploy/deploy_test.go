@@ -23,9 +23,14 @@ import (
 	"github.com/tidal-autoscaler/tidal/expander"
 )
 
-// The kinds an installation is made of, in both forms.
-var wantKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
-	"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
+// The kinds an installation is made of, in both forms; the chart adds a
+// Service for scraping.
+var (
+	wantKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
+		"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
+	wantChartKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
+		"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
+)
 
 func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
@@ -153,8 +158,12 @@ func checkInstall(t *testing.T, what string, objs []*unstructured.Unstructured, 
 		}
 	}
 	slices.Sort(kinds)
-	if !slices.Equal(kinds, wantKinds) {
-		t.Errorf("%s holds %v, want %v", what, kinds, wantKinds)
+	want := wantKinds
+	if what == "the chart" {
+		want = wantChartKinds
+	}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("%s holds %v, want %v", what, kinds, want)
 	}
 	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
 		var b rbacv1.RoleBinding // same fields as ClusterRoleBinding for subjects and roleRef
@@ -215,6 +224,9 @@ func parseArgs(t *testing.T, args []string) *config.Options {
 	opts := config.NewOptions()
 	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
 	opts.AddFlags(fs)
+	// klog's, which tidal's command adds beside its own.
+	fs.Int("v", 0, "")
+	fs.String("vmodule", "", "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("tidal's args %v: %v", args, err)
 	}
