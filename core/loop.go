@@ -75,6 +75,7 @@ type NodeLoop struct {
 	events  *eventDeduper
 	status  *statusWriter
 	prio    *priorityConfig
+	rival   *rivalWatch
 
 	ahead         *expectations
 	waiters       *waiters
@@ -157,6 +158,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName)
 	l.prio = newPriorityConfig(l.configMaps, l.events)
 	l.status = newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)
+	l.rival = newRivalWatch(cfg.Client, cfg.Options.ClusterAutoscalerLeaseNamespace, cfg.Options.ClusterAutoscalerLeaseName, cfg.Clock, l.events)
 	l.actuator = newActuator(actuatorDeps{client: cfg.Client, pods: l.pods, podsSynced: pods.Informer().HasSynced,
 		events: l.events, status: l.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
 	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, cfg.Factory, cfg.Client); err != nil {
@@ -358,6 +360,10 @@ func (l *NodeLoop) RunOnce(ctx context.Context) error {
 		l.lastActivity.Store(l.clock.Now().UnixNano())
 		l.cfg.Metrics.LastActivity.WithLabelValues("main").Set(float64(l.clock.Now().Unix()))
 	}()
+	// A running Cluster Autoscaler acts on the same nodes: stand aside.
+	if aside, err := l.rival.standAside(ctx); aside || err != nil {
+		return err
+	}
 	obs, err := l.observe(ctx)
 	if err != nil {
 		l.cfg.Metrics.Errors.WithLabelValues(errorType(err)).Inc()
