@@ -262,3 +262,40 @@ func TestChartRefusesBadValues(t *testing.T) {
 		})
 	}
 }
+
+// tidal installed outside Cluster Autoscaler's namespace reads its Lease
+// through a Role there that grants get of that Lease only; with the check
+// off, nothing is granted.
+func TestChartReadsClusterAutoscalersLeaseInItsNamespace(t *testing.T) {
+	objs := render(t, "autoscaling", map[string]any{"nodes": []any{"1:10:my-asg"}, "clusterAutoscalerLease": "kube-system/ca-leader"})
+	opts := parseArgs(t, checkDeployment(t, objs))
+	if opts.Coexist.CALeaseNamespace != "kube-system" || opts.Coexist.CALeaseName != "ca-leader" {
+		t.Errorf("tidal watches %s/%s, want kube-system/ca-leader", opts.Coexist.CALeaseNamespace, opts.Coexist.CALeaseName)
+	}
+	var role rbacv1.Role
+	convert(t, Find(objs, "Role", "tidal-cluster-autoscaler-lease"), &role)
+	want := []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{"ca-leader"}, Verbs: []string{"get"}}}
+	if role.Namespace != "kube-system" || !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("the Role in %s grants %+v, want %+v in kube-system", role.Namespace, role.Rules, want)
+	}
+	var b rbacv1.RoleBinding
+	convert(t, Find(objs, "RoleBinding", "tidal-cluster-autoscaler-lease"), &b)
+	if b.Namespace != "kube-system" || b.RoleRef.Name != role.Name || len(b.Subjects) != 1 || b.Subjects[0].Namespace != "autoscaling" {
+		t.Errorf("the RoleBinding %s/%s binds %v to %s", b.Namespace, b.Name, b.Subjects, b.RoleRef.Name)
+	}
+	var own rbacv1.Role
+	convert(t, Find(objs, "Role", "tidal"), &own)
+	for _, r := range own.Rules {
+		if slices.Contains(r.ResourceNames, "ca-leader") || slices.Contains(r.ResourceNames, "cluster-autoscaler") {
+			t.Errorf("tidal's own Role grants %v in autoscaling", r)
+		}
+	}
+
+	off := render(t, "autoscaling", map[string]any{"nodes": []any{"1:10:my-asg"}, "clusterAutoscalerLease": ""})
+	if opts := parseArgs(t, checkDeployment(t, off)); opts.Coexist.CALeaseName != "" {
+		t.Errorf("with the check off tidal still watches %s", opts.Coexist.CALeaseName)
+	}
+	if Find(off, "Role", "tidal-cluster-autoscaler-lease") != nil {
+		t.Error("with the check off the chart still grants Cluster Autoscaler's Lease")
+	}
+}

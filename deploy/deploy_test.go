@@ -75,7 +75,9 @@ func TestAWSOverlayDiscoversGroups(t *testing.T) {
 
 func TestChartGrantsWhatTheBaseGrants(t *testing.T) {
 	base := kustomize(t, "base")
-	chart := render(t, "autoscaling", map[string]any{"nodes": []any{"1:10:my-asg"}})
+	// Cluster Autoscaler's Lease in the same namespace, as in the base (see
+	// TestChartReadsClusterAutoscalersLeaseInItsNamespace for another).
+	chart := render(t, "autoscaling", map[string]any{"nodes": []any{"1:10:my-asg"}, "clusterAutoscalerLease": "autoscaling/cluster-autoscaler"})
 	checkInstall(t, "the chart", chart, "autoscaling")
 	for _, kind := range []string{"ClusterRole", "Role"} {
 		b, c := Find(base, kind, "tidal"), Find(chart, kind, "tidal")
@@ -288,7 +290,7 @@ func TestRoleNamesTidalsOwnObjects(t *testing.T) {
 			"configmaps get": {opts.ScaleUp.StatusConfigMapName}, "configmaps update": {opts.ScaleUp.StatusConfigMapName},
 			"configmaps list":  {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName},
 			"configmaps watch": {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName},
-			"leases get":       {opts.LeaseName}, "leases update": {opts.LeaseName},
+			"leases get":       {opts.LeaseName, opts.Coexist.CALeaseName}, "leases update": {opts.LeaseName},
 		}
 		for grant, names := range want {
 			if !reflect.DeepEqual(granted[grant], names) {

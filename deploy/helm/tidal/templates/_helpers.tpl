@@ -77,6 +77,12 @@ flag repeat as key_1, key_2, ... and passes what precedes the "_". */}}
 {{- include "tidal.extraArg" (list . "expander") | default .Values.expander -}}
 {{- end -}}
 
+{{/* Cluster Autoscaler's Lease to stand aside for (--cluster-autoscaler-lease),
+NAMESPACE/NAME or "". */}}
+{{- define "tidal.caLease" -}}
+{{- include "tidal.extraArg" (list . "cluster-autoscaler-lease") | default .Values.clusterAutoscalerLease -}}
+{{- end -}}
+
 {{/* Node groups are required on AWS: a chart without them would install
 an autoscaler with nothing to scale. */}}
 {{- define "tidal.requireNodeGroups" -}}
@@ -110,6 +116,7 @@ an autoscaler with nothing to scale. */}}
 - --aws-region={{ . }}
 {{- end }}
 - --expander={{ include "tidal.expander" . }}
+- --cluster-autoscaler-lease={{ include "tidal.caLease" . }}
 - --provision-ahead={{ .Values.provisionAhead }}
 - --hpa={{ .Values.podLoop.enabled }}
 - --hpa-objects={{ .Values.podLoop.hpaObjects }}
@@ -118,7 +125,7 @@ an autoscaler with nothing to scale. */}}
 {{- end }}
 {{- range $key, $value := .Values.extraArgs }}
 {{- $flag := include "tidal.flagName" $key }}
-{{- if ne $flag "expander" }}
+{{- if not (has $flag (list "expander" "cluster-autoscaler-lease")) }}
 {{- if kindIs "invalid" $value }}
 - --{{ $flag }}
 {{- else }}
