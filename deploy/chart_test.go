@@ -198,6 +198,7 @@ func countPrefix(args []string, prefix string) int {
 func TestChartPassesExtraArgsAsClusterAutoscalersChart(t *testing.T) {
 	values := clusterAutoscalerValues(t)
 	extra := values["extraArgs"].(map[string]any)
+	extra["v"] = 4
 	extra["logtostderr"] = true
 	extra["stderrthreshold"] = "info"
 	extra["aws-use-static-instance-list"] = nil
