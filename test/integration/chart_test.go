@@ -14,14 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tidal-autoscaler/tidal/core"
 	"github.com/tidal-autoscaler/tidal/deploy"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // TestChartFromClusterAutoscalerValues installs tidal from a Cluster
@@ -112,41 +110,24 @@ func chartValues(t *testing.T, autoDiscovery map[string]any, region string) map[
 // cluster-wide objects and those in kube-system go when the test ends.
 func applyChart(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	ctx := context.Background()
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cluster.Client.Discovery()))
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var kinds []string
+	var served []*unstructured.Unstructured
 	for _, o := range objs {
 		kinds = append(kinds, o.GetKind())
-		if o.GroupVersionKind().Group == "monitoring.coreos.com" {
+		if o.GroupVersionKind().Group != "monitoring.coreos.com" {
+			served = append(served, o)
+		}
+	}
+	for _, a := range testenv.Apply(t, cluster, "helm", served) {
+		o := a.Object
+		if o.GetKind() == "CustomResourceDefinition" || o.GetNamespace() != "" && o.GetNamespace() != "kube-system" {
 			continue
 		}
-		o = o.DeepCopy()
-		if o.GetKind() == "Deployment" {
-			if err := unstructured.SetNestedField(o.Object, int64(0), "spec", "replicas"); err != nil {
-				t.Fatal(err)
+		t.Cleanup(func() {
+			if err := a.Resource.Delete(context.Background(), o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete %s %s: %v", o.GetKind(), o.GetName(), err)
 			}
-		}
-		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Fatalf("%s %s: %v", gvk, o.GetName(), err)
-		}
-		res := dyn.Resource(m.Resource).Namespace(o.GetNamespace())
-		if _, err := res.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "helm", Force: true}); err != nil {
-			t.Fatalf("apply %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
-		}
-		if o.GetKind() != "CustomResourceDefinition" && (o.GetNamespace() == "" || o.GetNamespace() == "kube-system") {
-			name := o.GetName()
-			t.Cleanup(func() {
-				if err := res.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-					t.Errorf("delete %s %s: %v", gvk.Kind, name, err)
-				}
-			})
-		}
+		})
 	}
 	for _, want := range []string{"ServiceMonitor", "PrometheusRule", "Service"} {
 		if !slices.Contains(kinds, want) {
