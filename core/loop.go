@@ -282,13 +282,13 @@ func (l *NodeLoop) Run(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), l.HasSynced) {
 		return
 	}
-	l.cleanUpTaints(ctx)
 	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.chain.Names())
 	defer logger.Info("Node loop stopped")
 	// Removals under way stop with ctx and take their taints off.
 	defer l.actuator.wait()
 	timer := l.clock.NewTimer(0)
 	defer timer.Stop()
+	taintsLeft := true
 	for {
 		select {
 		case <-ctx.Done():
@@ -301,6 +301,9 @@ func (l *NodeLoop) Run(ctx context.Context) {
 		case <-l.urgent:
 			// The pod loop just asked for replicas: decide before their
 			// pods exist, without waiting for a burst to settle.
+		}
+		if taintsLeft {
+			taintsLeft = !l.cleanUpTaintsUnlessAside(ctx)
 		}
 		l.runIteration(ctx)
 		timer.Reset(l.nextWait())
@@ -342,6 +345,17 @@ func (l *NodeLoop) debounce(ctx context.Context) bool {
 			quiet.Reset(l.opts.Debounce)
 		}
 	}
+}
+
+// cleanUpTaintsUnlessAside takes stale deletion taints off before the
+// first iteration that acts, and reports whether it did: while Cluster
+// Autoscaler runs, the taints may be its drains'.
+func (l *NodeLoop) cleanUpTaintsUnlessAside(ctx context.Context) bool {
+	if aside, _ := l.rival.standAside(ctx); aside {
+		return false
+	}
+	l.cleanUpTaints(ctx)
+	return true
 }
 
 func (l *NodeLoop) runIteration(ctx context.Context) {

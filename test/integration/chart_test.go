@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tidal-autoscaler/tidal/core"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/deploy"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
@@ -25,11 +28,13 @@ import (
 // TestChartFromClusterAutoscalerValues installs tidal from a Cluster
 // Autoscaler user's values file (deploy/testdata) pointed at the AWS
 // emulator: the rendered chart is applied to the API server, and tidal runs
-// with the arguments of the Deployment the server stored. It scales the
-// auto-discovered ASG up for pending pods and writes the status ConfigMap
-// the values name. Then a Cluster Autoscaler Lease, held, appears in
-// kube-system: tidal says so with an event on it and does not scale while
-// new pods wait; when the Lease is released it says so again and scales.
+// with the arguments of the Deployment the server stored, beside a running
+// Cluster Autoscaler (its Lease held in kube-system) that is draining a node
+// (its deletion taint on it). tidal says with an event on the Lease that it
+// stands aside, and neither scales for pending pods nor touches the taint.
+// When the Lease is released it says so again, takes the stale taint off,
+// scales the auto-discovered ASG up, and writes the status ConfigMap the
+// values name.
 func TestChartFromClusterAutoscalerValues(t *testing.T) {
 	ctx := context.Background()
 	e := startAWSEnv(t, 0, 6)
@@ -40,22 +45,15 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	applyChart(t, objs)
+	lease := holdClusterAutoscalerLease(t)
+	draining := drainingNode(t, "ca-draining-"+ns)
 	tl := startTidal(t, storedArgs(t, ns, "cluster-autoscaler")...)
 
-	e.webPods(t, ns, 2, "1500m", "1Gi")
-	waitRunning(t, ns, "web", 2, 90*time.Second)
-	if g := e.group(t); g.DesiredCapacity != 1 {
-		t.Fatalf("desired capacity %d, want 1 node for 2 pods of 1.5 CPU", g.DesiredCapacity)
-	}
-	poll(t, 30*time.Second, "the status ConfigMap cluster-autoscaler-status written", func(ctx context.Context) (bool, error) {
-		cm, err := cluster.Client.CoreV1().ConfigMaps(ns).Get(ctx, "cluster-autoscaler-status", metav1.GetOptions{})
-		return err == nil && cm.Data[core.StatusConfigMapKey] != "", err
-	})
-
-	lease := holdClusterAutoscalerLease(t)
 	waitLeaseEvent(t, lease, core.EventClusterAutoscalerActive)
-	scaleWeb(t, ns, 4)
-	// Two iterations that began after the new pods existed decided nothing.
+	e.webPods(t, ns, 2, "1500m", "1Gi")
+	waitUnschedulable(t, ns, "web", 2)
+	// Two iterations that began after the scheduler gave up on the pods
+	// decided nothing.
 	start, err := iterationCount(tl)
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +62,11 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 		n, err := iterationCount(tl)
 		return n >= start+2, err
 	})
-	if g := e.group(t); g.DesiredCapacity != 1 {
+	if g := e.group(t); g.DesiredCapacity != 0 {
 		t.Fatalf("tidal scaled the ASG to %d while Cluster Autoscaler held its Lease", g.DesiredCapacity)
 	}
-	if running, err := awsRunningPods(ctx, ns); err != nil || running != 2 {
-		t.Fatalf("%d pods running (err %v), want the 2 new ones still waiting", running, err)
+	if n, err := cluster.Client.CoreV1().Nodes().Get(ctx, draining, metav1.GetOptions{}); err != nil || !hasTaintKey(n, scaledown.ToBeDeletedTaint) {
+		t.Fatalf("the deletion taint of Cluster Autoscaler's drain was taken off while it held its Lease (err %v)", err)
 	}
 
 	// Cluster Autoscaler shuts down and releases its Lease, as client-go does.
@@ -78,11 +76,37 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLeaseEvent(t, lease, core.EventClusterAutoscalerGone)
-	waitRunning(t, ns, "web", 4, 90*time.Second)
-	if g := e.group(t); g.DesiredCapacity != 2 {
-		t.Fatalf("desired capacity %d, want 2 nodes for 4 pods", g.DesiredCapacity)
+	waitRunning(t, ns, "web", 2, 90*time.Second)
+	if g := e.group(t); g.DesiredCapacity != 1 {
+		t.Fatalf("desired capacity %d, want 1 node for 2 pods of 1.5 CPU", g.DesiredCapacity)
 	}
+	poll(t, 30*time.Second, "the stale deletion taint taken off", func(ctx context.Context) (bool, error) {
+		n, err := cluster.Client.CoreV1().Nodes().Get(ctx, draining, metav1.GetOptions{})
+		return err == nil && !hasTaintKey(n, scaledown.ToBeDeletedTaint), err
+	})
+	poll(t, 30*time.Second, "the status ConfigMap cluster-autoscaler-status written", func(ctx context.Context) (bool, error) {
+		cm, err := cluster.Client.CoreV1().ConfigMaps(ns).Get(ctx, "cluster-autoscaler-status", metav1.GetOptions{})
+		return err == nil && cm.Data[core.StatusConfigMapKey] != "", err
+	})
 	e.checkHooks(t)
+}
+
+// drainingNode makes a node of no group with Cluster Autoscaler's deletion
+// taint, as a drain of Cluster Autoscaler leaves it, and deletes it when
+// the test ends.
+func drainingNode(t *testing.T, name string) string {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{
+		{Key: scaledown.ToBeDeletedTaint, Value: strconv.FormatInt(time.Now().Unix(), 10), Effect: corev1.TaintEffectNoSchedule}}}}
+	if _, err := cluster.Client.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete node %s: %v", name, err)
+		}
+	})
+	return name
 }
 
 // chartValues reads deploy/testdata's Cluster Autoscaler values and points
@@ -183,17 +207,4 @@ func waitLeaseEvent(t *testing.T, lease *coordinationv1.Lease, reason string) {
 		events, err := cluster.Client.CoreV1().Events(lease.Namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
 		return err == nil && len(events.Items) > 0, err
 	})
-}
-
-func scaleWeb(t *testing.T, ns string, replicas int32) {
-	t.Helper()
-	ctx := context.Background()
-	s, err := cluster.Client.AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec.Replicas = replicas
-	if _, err := cluster.Client.AppsV1().Deployments(ns).UpdateScale(ctx, "web", s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
