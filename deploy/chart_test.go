@@ -300,3 +300,52 @@ func TestChartReadsClusterAutoscalersLeaseInItsNamespace(t *testing.T) {
 		t.Error("with the check off the chart still grants Cluster Autoscaler's Lease")
 	}
 }
+
+// AWS keys in Cluster Autoscaler's values become a Secret and tidal's
+// environment, as in its chart; extraObjects are installed as given.
+func TestChartTakesAWSKeysAndExtraObjects(t *testing.T) {
+	objs := render(t, "kube-system", map[string]any{"nodes": []any{"1:10:my-asg"},
+		"awsAccessKeyID": "AKIAEXAMPLE", "awsSecretAccessKey": "c2VjcmV0",
+		"extraObjects": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "{{ .Release.Name }}-extra"}}}})
+	var secret corev1.Secret
+	convert(t, Find(objs, "Secret", "tidal"), &secret)
+	if string(secret.Data["AwsAccessKeyId"]) != "AKIAEXAMPLE" || string(secret.Data["AwsSecretAccessKey"]) != "c2VjcmV0" {
+		t.Errorf("the Secret holds %v", secret.Data)
+	}
+	var d appsv1.Deployment
+	convert(t, Find(objs, "Deployment", "tidal"), &d)
+	var env []string
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			env = append(env, e.Name+"="+e.ValueFrom.SecretKeyRef.Name+"/"+e.ValueFrom.SecretKeyRef.Key)
+		}
+	}
+	if want := []string{"AWS_ACCESS_KEY_ID=tidal/AwsAccessKeyId", "AWS_SECRET_ACCESS_KEY=tidal/AwsSecretAccessKey"}; !slices.Equal(env, want) {
+		t.Errorf("tidal's environment from Secrets %v, want %v", env, want)
+	}
+	if Find(objs, "ConfigMap", "tidal-extra") == nil {
+		t.Error("extraObjects' ConfigMap was not rendered")
+	}
+}
+
+// What helm prints after the install names the values of Cluster
+// Autoscaler's chart that tidal does not use, rather than dropping them
+// silently.
+func TestChartNotesNameIgnoredValues(t *testing.T) {
+	values := clusterAutoscalerValues(t)
+	values["vpa"] = map[string]any{"enabled": true}
+	values["azureClientID"] = "id"
+	notes, err := RenderNotes(filepath.Join(Dir(), "helm", "tidal"), "autoscaler", "kube-system", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Not used by tidal, though set: azureClientID, vpa.", "kube-system/cluster-autoscaler", "cluster-autoscaler-status"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, notes)
+		}
+	}
+	plain, err := RenderNotes(filepath.Join(Dir(), "helm", "tidal"), "tidal", "kube-system", map[string]any{"nodes": []any{"1:3:a"}})
+	if err != nil || strings.Contains(plain, "Not used") {
+		t.Errorf("NOTES of plain values (err %v):\n%s", err, plain)
+	}
+}
