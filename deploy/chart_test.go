@@ -335,11 +335,12 @@ func TestChartNotesNameIgnoredValues(t *testing.T) {
 	values := clusterAutoscalerValues(t)
 	values["vpa"] = map[string]any{"enabled": true}
 	values["azureClientID"] = "id"
+	values["serviceAccount"] = map[string]any{"name": "old"}
 	notes, err := RenderNotes(filepath.Join(Dir(), "helm", "tidal"), "autoscaler", "kube-system", values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Not used by tidal, though set: azureClientID, vpa.", "kube-system/cluster-autoscaler", "cluster-autoscaler-status"} {
+	for _, want := range []string{"Not used by tidal, though set: azureClientID, vpa, serviceAccount (now rbac.serviceAccount).", "kube-system/cluster-autoscaler", "cluster-autoscaler-status"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("NOTES lack %q:\n%s", want, notes)
 		}
