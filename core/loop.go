@@ -83,6 +83,8 @@ type NodeLoop struct {
 	sdPlanner     scaledown.Planner
 	actuator      *actuator
 	unneededSince map[string]time.Time
+	// templateState is what is kept of each group's template.
+	templateState map[string]groupTemplateState
 	// scaleDownDue is when an unneeded node will be due for removal (zero:
 	// none); the loop wakes then instead of at its next scan.
 	scaleDownDue time.Time
@@ -120,7 +122,8 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		state:   clusterstate.New(cfg.Options.ClusterState),
 		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
 		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
-		rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
+		templateState: map[string]groupTemplateState{},
+		rnd:           rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()

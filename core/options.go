@@ -34,6 +34,9 @@ type Options struct {
 	// ProvisionAhead plans nodes for the replicas the pod loop asks for
 	// before their pods exist.
 	ProvisionAhead bool
+	// NodeInfoCacheExpireTime is how long a template made from a live node
+	// serves a group that no longer has a good node.
+	NodeInfoCacheExpireTime time.Duration
 
 	ClusterState clusterstate.Options
 	// Taints says which taints mark a node still starting (not ready) or
@@ -114,7 +117,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
 		BalanceSimilarNodeGroups: su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
-		ProvisionAhead: su.ProvisionAhead,
+		ProvisionAhead: su.ProvisionAhead, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
 		ClusterState: clusterstate.Options{
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
 			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,

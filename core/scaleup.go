@@ -209,7 +209,7 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 		g := o.group(up.Group)
 		delta := up.To - up.From
 		logger.Info("Scaling up", "nodeGroup", up.Group, "from", up.From, "to", up.To, "pods", len(up.Pods),
-			"expander", up.Decision.Steps, "options", up.Estimates)
+			"expander", up.Decision.Steps, "options", up.Estimates, "packing", packingOf(plan))
 		if err := g.group.IncreaseSize(delta); err != nil {
 			logger.Error(err, "Scale-up failed", "nodeGroup", up.Group)
 			l.state.BackOff(up.Group, l.clock.Now(), &cloudprovider.InstanceErrorInfo{
@@ -358,4 +358,13 @@ func formatReasons(reasons map[string]int) string {
 		parts[i] = fmt.Sprintf("%d %s", reasons[k], k)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// packingOf names how the plan was packed, for the log: the rounds'
+// greedy choices, or the whole-plan packing that needed fewer nodes.
+func packingOf(p *scaleup.Plan) string {
+	if p.Planner == "" {
+		return "rounds"
+	}
+	return fmt.Sprintf("%s (rounds: %d nodes)", p.Planner, p.GreedyNodes)
 }
