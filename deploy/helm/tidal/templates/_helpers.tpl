@@ -83,12 +83,16 @@ NAMESPACE/NAME or "". */}}
 {{- include "tidal.extraArg" (list . "cluster-autoscaler-lease") | default .Values.clusterAutoscalerLease -}}
 {{- end -}}
 
-{{/* Node groups are required on AWS: a chart without them would install
-an autoscaler with nothing to scale. */}}
-{{- define "tidal.requireNodeGroups" -}}
+{{/* Values that would install a tidal that cannot work: no node groups on
+AWS (nothing to scale), Cluster Autoscaler's image (from its values file),
+both explicit groups and discovery (tidal refuses them at start). */}}
+{{- define "tidal.checkValues" -}}
 {{- $v := .Values -}}
 {{- if and (eq $v.cloudProvider "aws") (not (or $v.nodes $v.autoscalingGroups $v.autoDiscovery.clusterName $v.autoDiscovery.specs)) -}}
 {{- fail "tidal: no node groups: set autoscalingGroups (name, minSize, maxSize), nodes (MIN:MAX:NAME) or autoDiscovery.clusterName" -}}
+{{- end -}}
+{{- if contains "cluster-autoscaler" $v.image.repository -}}
+{{- fail (printf "tidal: image.repository %s is Cluster Autoscaler's image, from its values file: leave image.repository out or set tidal's (ghcr.io/tidal-autoscaler/tidal)" $v.image.repository) -}}
 {{- end -}}
 {{- if and (or $v.nodes $v.autoscalingGroups) (or $v.autoDiscovery.clusterName $v.autoDiscovery.specs) -}}
 {{- fail "tidal: autoscalingGroups or nodes cannot be combined with autoDiscovery (as with Cluster Autoscaler's --nodes and --node-group-auto-discovery): use one or the other" -}}
