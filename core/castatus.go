@@ -120,10 +120,10 @@ func (prev caTransitions) times(next caTransitions, key, status string, now time
 	return CATimes{LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(since)}
 }
 
-// ClusterAutoscalerStatus renders s in Cluster Autoscaler's layout at now,
+// clusterAutoscalerStatus renders s in Cluster Autoscaler's layout at now,
 // with the transition times of prev (nil at first), and returns the
 // transitions to pass next time.
-func ClusterAutoscalerStatus(s Status, prev caTransitions, now time.Time) (CAStatus, caTransitions) {
+func clusterAutoscalerStatus(s Status, prev caTransitions, now time.Time) (CAStatus, caTransitions) {
 	next := caTransitions{}
 	h := s.ClusterWide.Health
 	out := CAStatus{Time: now.Format(CAStatusTimeFormat), AutoscalerStatus: "Running", Message: h.Reason}

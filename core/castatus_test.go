@@ -32,7 +32,7 @@ func TestClusterAutoscalerStatusLayout(t *testing.T) {
 				MinSize: 0, MaxSize: 5, Target: 2, Registered: 2, Ready: 1, Upcoming: 1},
 		},
 	}
-	first, transitions := ClusterAutoscalerStatus(s, nil, t0)
+	first, transitions := clusterAutoscalerStatus(s, nil, t0)
 	got := parseCAStatus(t, first)
 	want := map[string]any{
 		"time":             "2026-11-23 12:00:00 +0000 UTC",
@@ -52,7 +52,7 @@ func TestClusterAutoscalerStatusLayout(t *testing.T) {
 	// stays.
 	s.ClusterWide.ScaleUp = ScaleUpStatus{Status: "NoActivity"}
 	t1 := t0.Add(time.Minute)
-	second, _ := ClusterAutoscalerStatus(s, transitions, t1)
+	second, _ := clusterAutoscalerStatus(s, transitions, t1)
 	h, su := second.ClusterWide.Health, second.ClusterWide.ScaleUp
 	if !h.LastTransitionTime.Time.Equal(t0) || !h.LastProbeTime.Time.Equal(t1) || su.Status != "NoActivity" || !su.LastTransitionTime.Time.Equal(t1) {
 		t.Errorf("after a minute: health %s since %v probed %v, scale-up %s since %v; want health since %v probed %v, scale-up NoActivity since %v",

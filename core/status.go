@@ -183,7 +183,7 @@ func (w *statusWriter) write(ctx context.Context, s Status) error {
 	var out any = s
 	var transitions caTransitions
 	if w.caLayout {
-		out, transitions = ClusterAutoscalerStatus(s, w.caPrev, now)
+		out, transitions = clusterAutoscalerStatus(s, w.caPrev, now)
 	}
 	raw, err := yaml.Marshal(out)
 	if err != nil {
