@@ -68,6 +68,8 @@ type Options struct {
 	AWS AWSOptions
 	// HPA holds the pod loop's options.
 	HPA HPAOptions
+	// Coexist: beside Cluster Autoscaler.
+	Coexist CoexistOptions
 }
 
 // NewOptions returns the defaults.
@@ -88,6 +90,7 @@ func NewOptions() *Options {
 		MaxInactivity:        10 * time.Minute,
 		ScaleUp:              DefaultScaleUpOptions(),
 		ScaleDown:            DefaultScaleDownOptions(),
+		Coexist:              DefaultCoexistOptions(),
 	}
 }
 
@@ -118,6 +121,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Taints.AddFlags(fs)
 	o.AWS.AddFlags(fs)
 	o.HPA.AddFlags(fs)
+	o.Coexist.AddFlags(fs)
 }
 
 // Validate checks every option and fills the parsed fields. The error names
@@ -138,7 +142,8 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, positive("--scan-interval", o.ScanInterval), positive("--max-node-provision-time", o.MaxNodeProvisionTime),
 		o.validateInactivity(), o.validateLeaderElection(), o.validateClient())
-	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate())
+	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate(),
+		o.Coexist.Validate())
 	return errors.Join(errs...)
 }
 

@@ -75,6 +75,7 @@ type NodeLoop struct {
 	events  *eventDeduper
 	status  *statusWriter
 	prio    *priorityConfig
+	rival   *rivalWatch
 
 	ahead         *expectations
 	waiters       *waiters
@@ -160,6 +161,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName)
 	l.prio = newPriorityConfig(l.configMaps, l.events)
 	l.status = newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)
+	l.rival = newRivalWatch(cfg.Client, cfg.Options.ClusterAutoscalerLeaseNamespace, cfg.Options.ClusterAutoscalerLeaseName, cfg.Clock, l.events)
 	l.actuator = newActuator(actuatorDeps{client: cfg.Client, pods: l.pods, podsSynced: pods.Informer().HasSynced,
 		events: l.events, status: l.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
 	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, cfg.Factory, cfg.Client); err != nil {
@@ -283,13 +285,13 @@ func (l *NodeLoop) Run(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), l.HasSynced) {
 		return
 	}
-	l.cleanUpTaints(ctx)
 	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.chain.Names())
 	defer logger.Info("Node loop stopped")
 	// Removals under way stop with ctx and take their taints off.
 	defer l.actuator.wait()
 	timer := l.clock.NewTimer(0)
 	defer timer.Stop()
+	taintsLeft := true
 	for {
 		select {
 		case <-ctx.Done():
@@ -302,6 +304,9 @@ func (l *NodeLoop) Run(ctx context.Context) {
 		case <-l.urgent:
 			// The pod loop just asked for replicas: decide before their
 			// pods exist, without waiting for a burst to settle.
+		}
+		if taintsLeft {
+			taintsLeft = !l.cleanUpTaintsUnlessAside(ctx)
 		}
 		l.runIteration(ctx)
 		timer.Reset(l.nextWait())
@@ -345,6 +350,17 @@ func (l *NodeLoop) debounce(ctx context.Context) bool {
 	}
 }
 
+// cleanUpTaintsUnlessAside takes stale deletion taints off before the
+// first iteration that acts, and reports whether it did: while Cluster
+// Autoscaler runs, the taints may be its drains'.
+func (l *NodeLoop) cleanUpTaintsUnlessAside(ctx context.Context) bool {
+	if aside, _ := l.rival.standAside(ctx); aside {
+		return false
+	}
+	l.cleanUpTaints(ctx)
+	return true
+}
+
 func (l *NodeLoop) runIteration(ctx context.Context) {
 	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.opts.RunTimeout)
 	defer cancel()
@@ -364,6 +380,10 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 		l.lastActivity.Store(l.clock.Now().UnixNano())
 		l.cfg.Metrics.activity("main", l.clock.Now())
 	}()
+	// A running Cluster Autoscaler acts on the same nodes: stand aside.
+	if aside, err := l.rival.standAside(ctx); aside || err != nil {
+		return err
+	}
 	obs, err := l.observe(ctx)
 	if err != nil {
 		return err

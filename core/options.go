@@ -47,6 +47,14 @@ type Options struct {
 	WriteStatusConfigMap   bool
 	StatusConfigMapName    string
 	RecordDuplicatedEvents bool
+	// StatusLayout is config.StatusLayoutTidal or
+	// config.StatusLayoutClusterAutoscaler.
+	StatusLayout string
+
+	// ClusterAutoscalerLease is the namespace and name of Cluster
+	// Autoscaler's Lease, held by a running one: the loop does not act
+	// meanwhile. An empty name watches none.
+	ClusterAutoscalerLeaseNamespace, ClusterAutoscalerLeaseName string
 }
 
 // ScaleDownOptions are the scale-down settings, Cluster Autoscaler's names.
@@ -95,7 +103,14 @@ type ScaleDownOptions struct {
 // OptionsFromConfig maps the flags onto the node loop's options.
 func OptionsFromConfig(o *config.Options) Options {
 	su, sd := o.ScaleUp, o.ScaleDown
+	caNamespace, caName := o.Coexist.CALeaseNamespace, o.Coexist.CALeaseName
+	if o.LeaderElect && caNamespace == o.Namespace && caName == o.LeaseName {
+		// tidal leads through that very Lease: leader election keeps the
+		// two apart, and tidal's own hold must not stop it.
+		caNamespace, caName = "", ""
+	}
 	return Options{
+		StatusLayout: o.Coexist.StatusLayout, ClusterAutoscalerLeaseNamespace: caNamespace, ClusterAutoscalerLeaseName: caName,
 		Namespace: o.Namespace, ScanInterval: o.ScanInterval,
 		Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: config.NodeLoopIterationTimeout,
 		Expander: su.Expander, MaxNodesTotal: su.MaxNodesTotal, MaxNodesPerScaleUp: su.MaxNodesPerScaleUp,

@@ -422,7 +422,7 @@ func clusterCapacity(nodes []*corev1.Node) (milliCores, memory int64) {
 	return milliCores, memory
 }
 
-// cleanUpTaints runs once when the loop starts: a ToBeDeleted taint left by
+// cleanUpTaints runs once when the loop starts acting: a ToBeDeleted taint left by
 // a drain that was interrupted (tidal killed) has no owner any more, so it
 // comes off and the node is schedulable again. Soft taints stay: their
 // value tells the unneeded tracking since when the node is unneeded, and
