@@ -14,7 +14,7 @@
 //     a PromQL query in its "query" label, read from a Prometheus server's
 //     HTTP API;
 //   - Simulated: values computed from a load curve that a demo or a test
-//     sets, for clusters without a metrics pipeline (`tidal local`);
+//     sets, for clusters without a metrics pipeline (`tidal-local`);
 //   - Router: sends PromQL metrics to Prometheus and the rest to another
 //     source.
 package metrics

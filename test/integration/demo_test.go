@@ -11,25 +11,25 @@ import (
 	"time"
 )
 
-// `tidal local` (what `make run` runs) plays the demo with and without
+// tidal-local (what `make run` runs) plays the demo with and without
 // provision-ahead, ends by itself, and ends with the summary table.
 func TestLocalDemoEndsWithSummary(t *testing.T) {
-	bin := buildTidal(t)
+	bin := buildTidalLocal(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	// Short scale-down timers keep the test brief; the demo is the same.
-	cmd := exec.CommandContext(ctx, bin, "local", "--address="+freeAddress(t), "--scale-down-unneeded-time=2s",
+	cmd := exec.CommandContext(ctx, bin, "--address="+freeAddress(t), "--scale-down-unneeded-time=2s",
 		"--scale-down-delay-after-add=0s", "--hpa-downscale-stabilization=3s", "--hpa-sync-period=2s")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("output of tidal local:\n%s", out.String())
+			t.Logf("output of tidal-local:\n%s", out.String())
 		}
 	})
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("tidal local failed after %v: %v", time.Since(start).Round(time.Second), err)
+		t.Fatalf("tidal-local failed after %v: %v", time.Since(start).Round(time.Second), err)
 	}
 	text := out.String()
 	i := strings.Index(text, "\nSummary:")

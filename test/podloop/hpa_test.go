@@ -281,7 +281,7 @@ func TestHPARestartKeepsStabilization(t *testing.T) {
 	}
 }
 
-// The simulated metric source (tidal local) drives a scale-up from a load
+// The simulated metric source (tidal-local) drives a scale-up from a load
 // set through the context Run is given.
 func TestHPASimulatedSource(t *testing.T) {
 	hpaInstallCRD(t)

@@ -47,7 +47,7 @@ type simulatedMetricsKey struct{}
 
 // WithSimulatedMetrics returns a context that makes Run's pod loop, under
 // --hpa-metrics-source=simulated, read its metrics from s: whoever holds s
-// (tidal local's demo, a test) sets the load. Without it, the simulated
+// (tidal-local's demo, a test) sets the load. Without it, the simulated
 // source starts with no load and every metric is invalid until one is set.
 func WithSimulatedMetrics(ctx context.Context, s *metrics.Simulated) context.Context {
 	return context.WithValue(ctx, simulatedMetricsKey{}, s)
