@@ -87,7 +87,7 @@ func TestHPAPodAutoscalerFollowsCPU(t *testing.T) {
 	hpaWaitEvent(t, ns, controller.EventSuccessfulRescale, "New size: 2; reason: All metrics below target")
 }
 
-// checkPrinterColumns reads `kubectl get pa` as a table.
+// checkPrinterColumns reads `kubectl get tpa` as a table.
 func checkPrinterColumns(t *testing.T, ns string) {
 	t.Helper()
 	var table metav1.Table
