@@ -138,6 +138,9 @@ func (s *syncRun) run(ctx context.Context) error {
 	}
 	spec := hpa.DefaultSpec(a.Spec)
 	s.ref = fmt.Sprintf("%s/%s/%s", spec.ScaleTargetRef.Kind, a.Namespace, spec.ScaleTargetRef.Name)
+	if held, err := s.ambiguousOwner(spec.ScaleTargetRef); held {
+		return err
+	}
 
 	sc, gr, err := s.c.cfg.Scales.Get(ctx, a.Namespace, spec.ScaleTargetRef)
 	if err != nil {
