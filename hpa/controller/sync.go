@@ -263,7 +263,7 @@ func (s *syncRun) fetch(ctx context.Context, specs []autoscalingv2.MetricSpec, s
 	out := make([]hpa.MetricData, len(specs))
 	for i, m := range specs {
 		out[i] = s.c.cfg.Metrics.Fetch(ctx, metrics.Request{
-			Namespace: s.a.Namespace, Selector: sel, Pods: pods, Metric: m, Now: s.now,
+			Namespace: s.a.Namespace, Autoscaler: s.a.Name, Selector: sel, Pods: pods, Metric: m, Now: s.now,
 		})
 	}
 	return out

@@ -43,6 +43,8 @@ const (
 type Request struct {
 	// Namespace is the autoscaler's namespace.
 	Namespace string
+	// Autoscaler is the autoscaler's name.
+	Autoscaler string
 	// Selector is the scale target's pod selector.
 	Selector labels.Selector
 	// Pods are the pods Selector matches in the controller's cache.
