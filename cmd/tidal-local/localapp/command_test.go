@@ -4,6 +4,10 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 )
 
 // execute runs tidal-local with args, its output discarded, and returns its
@@ -38,11 +42,21 @@ func TestMalformedFlagsFailBeforeTheClusterStarts(t *testing.T) {
 	}
 }
 
+// Every flag of the production tidal command is a flag of tidal-local too
+// (help and version are each command's own).
 func TestLocalAcceptsEveryTidalFlag(t *testing.T) {
-	fs := NewCommand().Flags()
-	for _, name := range []string{"nodes", "scan-interval", "leader-elect", "address", "kubeconfig", "namespace", "v", "max-node-provision-time"} {
-		if fs.Lookup(name) == nil {
-			t.Errorf("tidal-local does not accept --%s", name)
+	local := NewCommand().Flags()
+	tidal := app.NewCommand()
+	n := 0
+	check := func(f *pflag.Flag) {
+		n++
+		if f.Name != "help" && f.Name != "version" && local.Lookup(f.Name) == nil {
+			t.Errorf("tidal-local does not accept --%s, a flag of tidal", f.Name)
 		}
+	}
+	tidal.PersistentFlags().VisitAll(check)
+	tidal.Flags().VisitAll(check)
+	if n < 20 {
+		t.Fatalf("tidal has %d flags: the check read the wrong flag sets", n)
 	}
 }
