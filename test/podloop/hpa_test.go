@@ -85,7 +85,7 @@ func TestHPAPodAutoscalerFollowsCPU(t *testing.T) {
 	hpaWaitEvent(t, ns, controller.EventSuccessfulRescale, "New size: 2; reason: All metrics below target")
 }
 
-// checkPrinterColumns reads `kubectl get pa` as a table.
+// checkPrinterColumns reads `kubectl get tpa` as a table.
 func checkPrinterColumns(t *testing.T, ns string) {
 	t.Helper()
 	var table metav1.Table
@@ -279,7 +279,7 @@ func TestHPARestartKeepsStabilization(t *testing.T) {
 	}
 }
 
-// The simulated metric source (tidal local) drives a scale-up from a load
+// The simulated metric source (tidal-local) drives a scale-up from a load
 // set through the context Run is given.
 func TestHPASimulatedSource(t *testing.T) {
 	hpaInstallCRD(t)

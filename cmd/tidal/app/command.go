@@ -1,5 +1,6 @@
 // Package app builds the tidal command: flags, wiring of clients, cloud
-// provider and loops, leader election, the HTTP endpoints, and `tidal local`.
+// provider and loops, leader election and the HTTP endpoints (`tidal local`
+// is the tidal-local binary, cmd/tidal-local).
 package app
 
 import (
@@ -37,7 +38,7 @@ func NewCommand() *cobra.Command {
 	fs := cmd.PersistentFlags()
 	opts.AddFlags(fs)
 	addKlogFlags(fs)
-	cmd.AddCommand(newLocalCommand(opts))
+	cmd.AddCommand(newLocalStub())
 	return cmd
 }
 
