@@ -1,9 +1,12 @@
-# tidal: a Kubernetes autoscaler. `make run` starts the local demo,
+# tidal: a Kubernetes autoscaler. `make build` builds the production binary
+# (bin/tidal, no embedded control plane), `make run` the local demo,
 # `make test` runs every test, `make stress` the integration tests of the node
 # loop again and again on a busy machine.
 
 GO        ?= go
 BIN       := bin/tidal
+# tidal-local: tidal with an embedded control plane, for make run.
+LOCAL_BIN := bin/tidal-local
 K8S_VERSION := v1.36.3
 # The embedded API server reports this version (kubectl checks it).
 LDFLAGS   := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
@@ -28,15 +31,18 @@ BENCHTIME ?= 1s
 BENCH_TIMEOUT ?= 180m
 ARGS      ?=
 
-.PHONY: build run test test-deps fuzz stress bench lint fmt clean
+.PHONY: build build-local run test test-deps fuzz stress bench lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(BIN) ./cmd/tidal
 
+build-local:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(LOCAL_BIN) ./cmd/tidal-local
+
 # The local demo: an embedded cluster, the local cloud, both loops and a live
 # timeline. Pass flags with ARGS, e.g. make run ARGS="--duration=2m -v=2".
-run: build
-	./$(BIN) local $(ARGS)
+run: build-local
+	./$(LOCAL_BIN) $(ARGS)
 
 test: lint test-deps
 	$(GO) test -ldflags "$(LDFLAGS)" -timeout $(TEST_TIMEOUT) ./...

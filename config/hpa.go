@@ -16,7 +16,7 @@ const (
 	// custom.metrics.k8s.io, external.metrics.k8s.io).
 	MetricsSourceAPI = "api"
 	// MetricsSourceSimulated computes metrics from a simulated load
-	// (tidal local's demo; see hpa/metrics.Simulated).
+	// (tidal-local's demo; see hpa/metrics.Simulated).
 	MetricsSourceSimulated = "simulated"
 )
 
@@ -71,7 +71,7 @@ func (o *HPAOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.DownscaleStabilizationWindow, "hpa-downscale-stabilization", o.DownscaleStabilizationWindow, "How far back scale-down recommendations are considered (as --horizontal-pod-autoscaler-downscale-stabilization).")
 	fs.DurationVar(&o.CPUInitializationPeriod, "hpa-cpu-initialization-period", o.CPUInitializationPeriod, "How long after start a pod's cpu samples may be set aside (as --horizontal-pod-autoscaler-cpu-initialization-period).")
 	fs.DurationVar(&o.InitialReadinessDelay, "hpa-initial-readiness-delay", o.InitialReadinessDelay, "How long after start readiness changes count as initial (as --horizontal-pod-autoscaler-initial-readiness-delay).")
-	fs.StringVar(&o.MetricsSource, "hpa-metrics-source", o.MetricsSource, "Where metrics come from: api (the Kubernetes metrics APIs) or simulated (a simulated load, for tidal local).")
+	fs.StringVar(&o.MetricsSource, "hpa-metrics-source", o.MetricsSource, "Where metrics come from: api (the Kubernetes metrics APIs) or simulated (a simulated load, for tidal-local).")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "Prometheus server (http://host:port) that External metrics named \"prometheus\" query with the PromQL in their \"query\" selector label. Empty disables it.")
 }
 

@@ -47,6 +47,8 @@ type Options struct {
 	Address       string
 	KubeClientQPS float32
 	KubeBurst     int
+	// EmitPerNodeGroupMetrics adds CA's per node group gauges to /metrics.
+	EmitPerNodeGroupMetrics bool
 
 	LeaderElect   bool
 	LeaseName     string
@@ -74,6 +76,8 @@ type Options struct {
 	AWS AWSOptions
 	// HPA holds the pod loop's options.
 	HPA HPAOptions
+	// Coexist: beside Cluster Autoscaler.
+	Coexist CoexistOptions
 }
 
 // NewOptions returns the defaults.
@@ -97,6 +101,7 @@ func NewOptions() *Options {
 		MaxFailingTime:       15 * time.Minute,
 		ScaleUp:              DefaultScaleUpOptions(),
 		ScaleDown:            DefaultScaleDownOptions(),
+		Coexist:              DefaultCoexistOptions(),
 	}
 }
 
@@ -107,6 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.UserAgent, "user-agent", o.UserAgent, "User agent of tidal's API requests; tidal's version and platform follow it.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace tidal runs in: its lease, status and priority ConfigMaps live here.")
 	fs.StringVar(&o.Address, "address", o.Address, "Address to serve /healthz and /metrics on.")
+	fs.BoolVar(&o.EmitPerNodeGroupMetrics, "emit-per-nodegroup-metrics", o.EmitPerNodeGroupMetrics, "Add Cluster Autoscaler's per node group gauges (cluster_autoscaler_node_group_*) to /metrics.")
 	fs.Float32Var(&o.KubeClientQPS, "kube-client-qps", o.KubeClientQPS, "Queries per second to the API server.")
 	fs.IntVar(&o.KubeBurst, "kube-client-burst", o.KubeBurst, "Burst of queries to the API server.")
 
@@ -131,6 +137,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.AWS.AddFlags(fs)
 	o.HPA.AddFlags(fs)
 	addAcceptedCAFlags(fs)
+	o.Coexist.AddFlags(fs)
 }
 
 // Validate checks every option and fills the parsed fields. The error names
@@ -157,7 +164,8 @@ func (o *Options) Validate() error {
 	errs = append(errs, positive("--scan-interval", o.ScanInterval), positive("--max-node-provision-time", o.MaxNodeProvisionTime),
 		positive("--max-node-startup-time", o.MaxNodeStartupTime),
 		o.validateInactivity(), o.validateLeaderElection(), o.validateClient())
-	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate())
+	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate(),
+		o.Coexist.Validate())
 	return errors.Join(errs...)
 }
 

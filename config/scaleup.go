@@ -38,6 +38,7 @@ type ScaleUpOptions struct {
 	WriteStatusConfigMap         bool
 	StatusConfigMapName          string
 	RecordDuplicatedEvents       bool
+	NodeInfoCacheExpireTime      time.Duration
 
 	// Parsed by Validate.
 	MinCores, MaxCores         int64
@@ -76,6 +77,7 @@ func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.OkTotalUnreadyCount, "ok-total-unready-count", o.OkTotalUnreadyCount, "Unready nodes always tolerated, whatever the percentage.")
 	fs.DurationVar(&o.InitialBackoff, "initial-node-group-backoff-duration", o.InitialBackoff, "How long a node group whose scale-up failed is skipped, the first time.")
 	fs.DurationVar(&o.MaxBackoff, "max-node-group-backoff-duration", o.MaxBackoff, "Longest backoff after repeated failures.")
+	fs.DurationVar(&o.NodeInfoCacheExpireTime, "node-info-cache-expire-time", 87600*time.Hour, "How long a node group's template made from one of its nodes serves after the group last had a Ready node (the group scaled to zero); then the template comes from the cloud provider.")
 	fs.DurationVar(&o.BackoffReset, "node-group-backoff-reset-timeout", o.BackoffReset, "Quiet time after which a node group's backoff starts again from the initial duration.")
 	fs.BoolVar(&o.WriteStatusConfigMap, "write-status-configmap", o.WriteStatusConfigMap, "Write the status ConfigMap every iteration.")
 	fs.StringVar(&o.StatusConfigMapName, "status-config-map-name", o.StatusConfigMapName, "Name of the status ConfigMap in --namespace.")

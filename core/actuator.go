@@ -133,8 +133,8 @@ func (a *actuator) remove(ctx context.Context, r removal) {
 		return
 	}
 	logger.Info("Node removed", "kind", r.kind, "evicted", len(r.pods), "took", a.clock.Since(start).Round(time.Millisecond))
-	a.metrics.ScaledDownNodes.WithLabelValues(r.group.Id(), r.kind).Inc()
-	a.metrics.LastActivity.WithLabelValues("scaleDown").Set(float64(a.clock.Now().Unix()))
+	a.metrics.scaledDown(r.group.Id(), r.kind)
+	a.metrics.activity("scaleDown", a.clock.Now())
 	a.events.onNode(r.node, corev1.EventTypeNormal, "ScaleDown", "node removed by tidal (%s)", r.kind)
 	reason := "ScaleDown"
 	if r.empty() {

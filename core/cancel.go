@@ -25,7 +25,7 @@ func (l *NodeLoop) cancel(ctx context.Context, o *observation, c clusterstate.Ca
 	if strings.Contains(c.Reason, "ProvisionTimeout") {
 		reason = "timeout"
 	}
-	l.cfg.Metrics.FailedScaleUps.WithLabelValues(c.Group, reason).Inc()
+	l.cfg.Metrics.failedScaleUp(c.Group, reason)
 	logger.Info("Cancelling requested nodes that will not come", append([]any{"nodeGroup", c.Group, "count", len(c.Instances),
 		"reason", c.Reason}, l.sinceReported(c)...)...)
 	eventReason := "FailedToScaleUpGroup"
@@ -87,7 +87,9 @@ func (l *NodeLoop) deleteLate(ctx context.Context, g *groupObservation, c cluste
 	if err := g.group.DeleteNodes(nodes); err != nil {
 		klog.FromContext(ctx).Error(err, "Could not delete nodes that did not come in time", "nodeGroup", g.group.Id())
 		l.decreaseTarget(ctx, g, unregistered)
+		return
 	}
+	l.cfg.Metrics.ca.oldUnregistered.Add(float64(unregistered))
 }
 
 func (l *NodeLoop) decreaseTarget(ctx context.Context, g *groupObservation, n int) {

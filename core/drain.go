@@ -100,7 +100,7 @@ func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time,
 		err := a.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
 		switch {
 		case err == nil:
-			a.metrics.EvictedPods.WithLabelValues("succeeded").Inc()
+			a.metrics.evicted("succeeded")
 			a.events.onPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
 			return a.clock.Now(), nil
 		case apierrors.IsNotFound(err):
@@ -112,9 +112,9 @@ func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time,
 			// pod is still there, and it is tried again like any error.
 			return a.clock.Now(), nil
 		}
-		a.metrics.EvictedPods.WithLabelValues("retried").Inc()
+		a.metrics.evicted("retried")
 		if !retry || !a.clock.Now().Before(deadline) {
-			a.metrics.EvictedPods.WithLabelValues("failed").Inc()
+			a.metrics.evicted("failed")
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		select {

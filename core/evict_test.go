@@ -44,7 +44,7 @@ func TestEvictionConflictIsNoEvictionWhileThePodStays(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := newActuator(actuatorDeps{client: client, pods: corelisters.NewPodLister(indexer), podsSynced: func() bool { return true },
-				clock: testclock.NewFakeClock(time.Now()), metrics: NewMetrics(prometheus.NewRegistry()), opts: ScaleDownOptions{MaxGracefulTermination: time.Minute}})
+				clock: testclock.NewFakeClock(time.Now()), metrics: NewMetrics(prometheus.NewRegistry(), false), opts: ScaleDownOptions{MaxGracefulTermination: time.Minute}})
 			_, err := a.evict(context.Background(), pod, time.Now(), false)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("evict: error %v, want an error: %v", err, tt.wantErr)

@@ -75,6 +75,7 @@ type NodeLoop struct {
 	events  *eventDeduper
 	status  *statusWriter
 	prio    *priorityConfig
+	rival   *rivalWatch
 
 	ahead         *expectations
 	waiters       *waiters
@@ -82,6 +83,8 @@ type NodeLoop struct {
 	sdPlanner     scaledown.Planner
 	actuator      *actuator
 	unneededSince map[string]time.Time
+	// templateState is what is kept of each group's template.
+	templateState map[string]groupTemplateState
 	// scaleDownDue is when an unneeded node will be due for removal (zero:
 	// none); the loop wakes then instead of at its next scan.
 	scaleDownDue time.Time
@@ -121,7 +124,8 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		state:   clusterstate.New(cfg.Options.ClusterState),
 		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
 		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
-		rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
+		templateState: map[string]groupTemplateState{},
+		rnd:           rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	l.lastSuccess.Store(cfg.Clock.Now().UnixNano())
@@ -160,6 +164,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName)
 	l.prio = newPriorityConfig(l.configMaps, l.events)
 	l.status = newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)
+	l.rival = newRivalWatch(cfg.Client, cfg.Options.ClusterAutoscalerLeaseNamespace, cfg.Options.ClusterAutoscalerLeaseName, cfg.Clock, l.events)
 	l.actuator = newActuator(actuatorDeps{client: cfg.Client, pods: l.pods, podsSynced: pods.Informer().HasSynced,
 		events: l.events, status: l.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
 	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, cfg.Factory, cfg.Client); err != nil {
@@ -287,13 +292,13 @@ func (l *NodeLoop) Run(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), l.HasSynced) {
 		return
 	}
-	l.cleanUpTaints(ctx)
 	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.chain.Names())
 	defer logger.Info("Node loop stopped")
 	// Removals under way stop with ctx and take their taints off.
 	defer l.actuator.wait()
 	timer := l.clock.NewTimer(0)
 	defer timer.Stop()
+	taintsLeft := true
 	for {
 		select {
 		case <-ctx.Done():
@@ -306,6 +311,9 @@ func (l *NodeLoop) Run(ctx context.Context) {
 		case <-l.urgent:
 			// The pod loop just asked for replicas: decide before their
 			// pods exist, without waiting for a burst to settle.
+		}
+		if taintsLeft {
+			taintsLeft = !l.cleanUpTaintsUnlessAside(ctx)
 		}
 		l.runIteration(ctx)
 		timer.Reset(l.nextWait())
@@ -349,6 +357,17 @@ func (l *NodeLoop) debounce(ctx context.Context) bool {
 	}
 }
 
+// cleanUpTaintsUnlessAside takes stale deletion taints off before the
+// first iteration that acts, and reports whether it did: while Cluster
+// Autoscaler runs, the taints may be its drains'.
+func (l *NodeLoop) cleanUpTaintsUnlessAside(ctx context.Context) bool {
+	if aside, _ := l.rival.standAside(ctx); aside {
+		return false
+	}
+	l.cleanUpTaints(ctx)
+	return true
+}
+
 func (l *NodeLoop) runIteration(ctx context.Context) {
 	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.opts.RunTimeout)
 	defer cancel()
@@ -359,17 +378,23 @@ func (l *NodeLoop) runIteration(ctx context.Context) {
 	l.lastSuccess.Store(l.clock.Now().UnixNano())
 }
 
-// RunOnce is one iteration.
-func (l *NodeLoop) RunOnce(ctx context.Context) error {
+// RunOnce is one iteration; one that fails counts in the errors metric.
+func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	start := l.clock.Now()
 	defer func() {
+		if err != nil {
+			l.cfg.Metrics.loopError(errorType(err))
+		}
 		l.cfg.Metrics.observe("main", l.clock.Since(start))
 		l.lastActivity.Store(l.clock.Now().UnixNano())
-		l.cfg.Metrics.LastActivity.WithLabelValues("main").Set(float64(l.clock.Now().Unix()))
+		l.cfg.Metrics.activity("main", l.clock.Now())
 	}()
+	// A running Cluster Autoscaler acts on the same nodes: stand aside.
+	if aside, err := l.rival.standAside(ctx); aside || err != nil {
+		return err
+	}
 	obs, err := l.observe(ctx)
 	if err != nil {
-		l.cfg.Metrics.Errors.WithLabelValues(errorType(err)).Inc()
 		return err
 	}
 	// Taints failed removals could not take off come off first, whatever

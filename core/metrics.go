@@ -6,8 +6,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are the node loop's Prometheus metrics. Names follow Cluster
-// Autoscaler's, with the tidal_ prefix.
+// Metrics are the node loop's Prometheus metrics: tidal's own, named after
+// Cluster Autoscaler's with the tidal_ prefix and labelled by node group,
+// and beside them CA's families under CA's names (cametrics.go).
 type Metrics struct {
 	FunctionDuration       *prometheus.HistogramVec
 	UnschedulablePods      *prometheus.GaugeVec
@@ -28,10 +29,13 @@ type Metrics struct {
 	ScaledDownNodes     *prometheus.CounterVec
 	FailedScaleDowns    *prometheus.CounterVec
 	EvictedPods         *prometheus.CounterVec
+
+	ca *caMetrics
 }
 
-// NewMetrics creates the metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// NewMetrics creates the metrics and registers them with reg; CA's per
+// node group gauges only when perNodeGroup (--emit-per-nodegroup-metrics).
+func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 	m := &Metrics{
 		FunctionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tidal_function_duration_seconds",
@@ -110,9 +114,55 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.UnneededNodes, m.UnremovableNodes, m.ScaleDownInCooldown, m.ScaledDownNodes, m.FailedScaleDowns, m.EvictedPods)
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
+	m.ca = newCAMetrics(perNodeGroup)
+	reg.MustRegister(m.ca.collectors()...)
 	return m
 }
 
 func (m *Metrics) observe(function string, d time.Duration) {
 	m.FunctionDuration.WithLabelValues(function).Observe(d.Seconds())
+	m.ca.functionDuration.WithLabelValues(caFunction(function)).Observe(d.Seconds())
+	m.ca.functionDurationSummary.WithLabelValues(caFunction(function)).Observe(d.Seconds())
+}
+
+// activity records when a part of the loop (main, scaleUp, scaleDown) last
+// ran.
+func (m *Metrics) activity(name string, at time.Time) {
+	m.LastActivity.WithLabelValues(name).Set(float64(at.Unix()))
+	m.ca.lastActivity.WithLabelValues(name).Set(float64(at.Unix()))
+}
+
+// loopError counts an iteration that failed, by errorType.
+func (m *Metrics) loopError(errType string) {
+	m.Errors.WithLabelValues(errType).Inc()
+	m.ca.errorsCount.WithLabelValues(errType).Inc()
+}
+
+// scaledUp counts one scale-up request of group by nodes.
+func (m *Metrics) scaledUp(group string, nodes int) {
+	m.ScaledUpNodes.WithLabelValues(group).Add(float64(nodes))
+	m.ScaleUps.WithLabelValues(group).Inc()
+	m.ca.scaleUpCount.Add(float64(nodes))
+}
+
+// failedScaleUp counts a failed scale-up of group; reason is tidal's.
+func (m *Metrics) failedScaleUp(group, reason string) {
+	m.FailedScaleUps.WithLabelValues(group, reason).Inc()
+	m.ca.failedScaleUpCount.WithLabelValues(caFailedScaleUpReason(reason)).Inc()
+}
+
+// scaledDown counts a node of group removed as kind (empty, underutilized,
+// unready).
+func (m *Metrics) scaledDown(group, kind string) {
+	m.ScaledDownNodes.WithLabelValues(group, kind).Inc()
+	m.ca.scaleDownCount.WithLabelValues(kind).Inc()
+}
+
+// evicted counts an eviction by result: succeeded, retried, failed. CA
+// counts no retries.
+func (m *Metrics) evicted(result string) {
+	m.EvictedPods.WithLabelValues(result).Inc()
+	if result != "retried" {
+		m.ca.evictionsCount.WithLabelValues(result).Inc()
+	}
 }

@@ -48,7 +48,7 @@ func TestNoScaleUpIsToldOnlyToThePodsLeft(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
 	rec := &podEvents{got: map[string][]string{}}
 	l := &NodeLoop{events: newEventDeduper(rec, clock, false), ahead: newExpectations(),
-		cfg: Config{Metrics: NewMetrics(prometheus.NewRegistry())}, state: clusterstate.New(clusterstate.Options{})}
+		cfg: Config{Metrics: NewMetrics(prometheus.NewRegistry(), false)}, state: clusterstate.New(clusterstate.Options{})}
 	l.explainNoScaleUp(plan)
 	if got := fmt.Sprint(rec.got["NotTriggerScaleUp"]); got != "[web-2 web-3]" {
 		t.Fatalf("NotTriggerScaleUp on %s, want the 2 pods no group helps", got)

@@ -27,9 +27,10 @@ type observation struct {
 	// on.
 	observed map[string]clusterstate.NodeObservation
 	// pending are the pods waiting for a node, unschedulable counts those
-	// the scheduler already failed to place.
-	pending       []*corev1.Pod
-	unschedulable int
+	// the scheduler already failed to place, unprocessed those it has not
+	// tried yet.
+	pending                    []*corev1.Pod
+	unschedulable, unprocessed int
 	// headroom are the pictured pods that keep room for workloads'
 	// headroom (they are among pending too).
 	headroom []*corev1.Pod
@@ -92,6 +93,8 @@ func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
 			o.pending = append(o.pending, p)
 			if IsUnschedulable(p) {
 				o.unschedulable++
+			} else {
+				o.unprocessed++
 			}
 		}
 	}
@@ -102,9 +105,7 @@ func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: list daemonsets: %v", errAPI, err)
 	}
-	for _, g := range l.cfg.Cloud.NodeGroups() {
-		o.groups = append(o.groups, l.observeGroup(ctx, g, daemonSets))
-	}
+	live := map[string][]*corev1.Node{}
 	for _, n := range o.nodes {
 		g, err := l.cfg.Cloud.NodeGroupForNode(n)
 		if err != nil {
@@ -113,28 +114,33 @@ func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
 		}
 		if g != nil {
 			o.groupOfNode[n.Name] = g.Id()
+			live[g.Id()] = append(live[g.Id()], n)
 		}
 	}
+	for _, g := range l.cfg.Cloud.NodeGroups() {
+		o.groups = append(o.groups, l.observeGroup(ctx, o, g, live[g.Id()], daemonSets))
+	}
+	l.forgetTemplates(o.groups)
 	return o, nil
 }
 
 // observeGroup reads a group from the cloud. A group the cloud cannot
 // describe is kept, with the problem noted, so it is neither grown nor
 // trusted this iteration.
-func (l *NodeLoop) observeGroup(ctx context.Context, g cloudprovider.NodeGroup, daemonSets []*appsv1.DaemonSet) *groupObservation {
-	o := &groupObservation{group: g}
+func (l *NodeLoop) observeGroup(ctx context.Context, o *observation, g cloudprovider.NodeGroup, nodes []*corev1.Node, daemonSets []*appsv1.DaemonSet) *groupObservation {
+	gro := &groupObservation{group: g}
 	var err error
-	if o.target, err = g.TargetSize(); err != nil {
-		o.problem = fmt.Sprintf("cannot read target size: %v", err)
-	} else if o.instances, err = g.Nodes(); err != nil {
-		o.problem = fmt.Sprintf("cannot list instances: %v", err)
-	} else if o.template, err = buildTemplate(g, daemonSets, l.opts.Taints); err != nil {
-		o.problem = fmt.Sprintf("cannot build template node: %v", err)
+	if gro.target, err = g.TargetSize(); err != nil {
+		gro.problem = fmt.Sprintf("cannot read target size: %v", err)
+	} else if gro.instances, err = g.Nodes(); err != nil {
+		gro.problem = fmt.Sprintf("cannot list instances: %v", err)
+	} else if gro.template, err = l.groupTemplate(ctx, o, g, nodes, daemonSets); err != nil {
+		gro.problem = fmt.Sprintf("cannot build template node: %v", err)
 	}
-	if o.problem != "" {
+	if gro.problem != "" {
 		klog.FromContext(ctx).Error(err, "Node group not usable this iteration", "nodeGroup", g.Id())
 	}
-	return o
+	return gro
 }
 
 // updateClusterState feeds the observation to the cluster state, cancels

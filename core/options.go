@@ -38,6 +38,9 @@ type Options struct {
 	// ProvisionAhead plans nodes for the replicas the pod loop asks for
 	// before their pods exist.
 	ProvisionAhead bool
+	// NodeInfoCacheExpireTime is how long a template made from a live node
+	// serves a group that no longer has a good node.
+	NodeInfoCacheExpireTime time.Duration
 
 	ClusterState clusterstate.Options
 	// Taints says which taints mark a node still starting (not ready) or
@@ -48,6 +51,14 @@ type Options struct {
 	WriteStatusConfigMap   bool
 	StatusConfigMapName    string
 	RecordDuplicatedEvents bool
+	// StatusLayout is config.StatusLayoutTidal or
+	// config.StatusLayoutClusterAutoscaler.
+	StatusLayout string
+
+	// ClusterAutoscalerLease is the namespace and name of Cluster
+	// Autoscaler's Lease, held by a running one: the loop does not act
+	// meanwhile. An empty name watches none.
+	ClusterAutoscalerLeaseNamespace, ClusterAutoscalerLeaseName string
 }
 
 // ScaleDownOptions are the scale-down settings, Cluster Autoscaler's names.
@@ -109,7 +120,14 @@ type ScaleDownOptions struct {
 // OptionsFromConfig maps the flags onto the node loop's options.
 func OptionsFromConfig(o *config.Options) Options {
 	su, sd := o.ScaleUp, o.ScaleDown
+	caNamespace, caName := o.Coexist.CALeaseNamespace, o.Coexist.CALeaseName
+	if o.LeaderElect && caNamespace == o.Namespace && caName == o.LeaseName {
+		// tidal leads through that very Lease: leader election keeps the
+		// two apart, and tidal's own hold must not stop it.
+		caNamespace, caName = "", ""
+	}
 	return Options{
+		StatusLayout: o.Coexist.StatusLayout, ClusterAutoscalerLeaseNamespace: caNamespace, ClusterAutoscalerLeaseName: caName,
 		Namespace: o.Namespace, ScanInterval: o.ScanInterval,
 		Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: config.NodeLoopIterationTimeout,
 		Expander: su.Expander, MaxNodesTotal: su.MaxNodesTotal, MaxNodesPerScaleUp: su.MaxNodesPerScaleUp,
@@ -117,7 +135,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		MaxNodeGroupBinpackingTime: su.MaxNodeGroupBinpackingTime,
 		BalanceSimilarNodeGroups:   su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
-		ProvisionAhead: su.ProvisionAhead,
+		ProvisionAhead: su.ProvisionAhead, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
 		ClusterState: clusterstate.Options{
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, MaxNodeStartupTime: o.MaxNodeStartupTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
 			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,

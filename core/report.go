@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
@@ -31,10 +32,11 @@ type iterationReport struct {
 func (l *NodeLoop) publish(ctx context.Context, r *iterationReport) {
 	s := l.buildStatus(r)
 	l.setGauges(r)
+	l.setCAGauges(r)
 	l.publishCapacity(r)
 	if err := l.status.write(ctx, s); err != nil {
 		klog.FromContext(ctx).Error(err, "Status not written")
-		l.cfg.Metrics.Errors.WithLabelValues("apiCallError").Inc()
+		l.cfg.Metrics.loopError("apiCallError")
 	}
 }
 
@@ -159,9 +161,12 @@ func (l *NodeLoop) setGauges(r *iterationReport) {
 		safe = 1
 	}
 	m.ClusterSafeToAutoscale.Set(safe)
-	m.Nodes.WithLabelValues("ready").Set(float64(r.health.Ready))
-	m.Nodes.WithLabelValues("unready").Set(float64(r.health.Unready))
-	m.Nodes.WithLabelValues("notStarted").Set(float64(r.health.NotStarted))
+	m.ca.clusterSafeToAutoscale.Set(safe)
+	for _, nodes := range []*prometheus.GaugeVec{m.Nodes, m.ca.nodesCount} {
+		nodes.WithLabelValues("ready").Set(float64(r.health.Ready))
+		nodes.WithLabelValues("unready").Set(float64(r.health.Unready))
+		nodes.WithLabelValues("notStarted").Set(float64(r.health.NotStarted))
+	}
 	m.NodeGroups.Set(float64(len(r.observation.groups)))
 	byReason := map[string]int{"expendable": r.expendable, "too_young": r.young, "unsupported": r.unsupported}
 	if p := r.plan; p != nil {
@@ -183,8 +188,10 @@ func (l *NodeLoop) setGauges(r *iterationReport) {
 			counts[string(u.Reason)]++
 		}
 		m.UnremovableNodes.Reset()
+		m.ca.unremovableNodes.Reset()
 		for reason, n := range counts {
 			m.UnremovableNodes.WithLabelValues(reason).Set(float64(n))
+			m.ca.unremovableNodes.WithLabelValues(reason).Set(float64(n))
 		}
 	}
 	for _, g := range r.observation.groups {

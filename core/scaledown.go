@@ -67,6 +67,7 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 		cooling = 1
 	}
 	l.cfg.Metrics.ScaleDownInCooldown.Set(cooling)
+	l.cfg.Metrics.ca.scaleDownInCooldown.Set(cooling)
 	if sd.cooldown == "" {
 		sd.started = l.startRemovals(o, plan, nodes)
 	}
@@ -204,6 +205,7 @@ func (l *NodeLoop) trackUnneeded(now time.Time, plan *scaledown.Plan, nodes map[
 	}
 	l.unneededSince = since
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
+	l.cfg.Metrics.ca.unneededNodesCount.Set(float64(len(plan.Unneeded)))
 }
 
 // softTaint puts the PreferNoSchedule deletion candidate taint on unneeded
@@ -424,7 +426,7 @@ func clusterCapacity(nodes []*corev1.Node) (milliCores, memory int64) {
 	return milliCores, memory
 }
 
-// cleanUpTaints runs once when the loop starts: a ToBeDeleted taint left by
+// cleanUpTaints runs once when the loop starts acting: a ToBeDeleted taint left by
 // a drain that was interrupted (tidal killed) has no owner any more, so it
 // comes off and the node is schedulable again. Soft taints stay: their
 // value tells the unneeded tracking since when the node is unneeded, and

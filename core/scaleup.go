@@ -210,12 +210,12 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 		g := o.group(up.Group)
 		delta := up.To - up.From
 		logger.Info("Scaling up", "nodeGroup", up.Group, "from", up.From, "to", up.To, "pods", len(up.Pods),
-			"expander", up.Decision.Steps, "options", up.Estimates)
+			"expander", up.Decision.Steps, "options", up.Estimates, "packing", packingOf(plan))
 		if err := g.group.IncreaseSize(delta); err != nil {
 			logger.Error(err, "Scale-up failed", "nodeGroup", up.Group)
 			l.state.BackOff(up.Group, l.clock.Now(), &cloudprovider.InstanceErrorInfo{
 				ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: err.Error()})
-			l.cfg.Metrics.FailedScaleUps.WithLabelValues(up.Group, "cloudProviderError").Inc()
+			l.cfg.Metrics.failedScaleUp(up.Group, "cloudProviderError")
 			l.events.onStatus(l.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v", up.Group, delta, err)
 			l.tellFailed(up.Pods, up.Group, err.Error())
 			markUnavailable(groups, up.Group, l.state.Group(up.Group).BackoffReason)
@@ -227,9 +227,8 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 		report.scaledUp = true
 		markGrown(groups, up.Group, delta)
 		l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
-		l.cfg.Metrics.ScaledUpNodes.WithLabelValues(up.Group).Add(float64(delta))
-		l.cfg.Metrics.ScaleUps.WithLabelValues(up.Group).Inc()
-		l.cfg.Metrics.LastActivity.WithLabelValues("scaleUp").Set(float64(l.clock.Now().Unix()))
+		l.cfg.Metrics.scaledUp(up.Group, delta)
+		l.cfg.Metrics.activity("scaleUp", l.clock.Now())
 		l.events.onStatus(l.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
 			up.Group, up.From, up.To, up.Max, picturedNote(up.Pods))
 		msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
@@ -359,4 +358,13 @@ func formatReasons(reasons map[string]int) string {
 		parts[i] = fmt.Sprintf("%d %s", reasons[k], k)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// packingOf names how the plan was packed, for the log: the rounds'
+// greedy choices, or the whole-plan packing that needed fewer nodes.
+func packingOf(p *scaleup.Plan) string {
+	if p.Planner == "" {
+		return "rounds"
+	}
+	return fmt.Sprintf("%s (rounds: %d nodes)", p.Planner, p.GreedyNodes)
 }

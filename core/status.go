@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 	"time"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tidal-autoscaler/tidal/config"
 )
 
 const (
@@ -136,6 +139,10 @@ type statusWriter struct {
 	ns      string
 	name    string
 	clock   clock.Clock
+	// caLayout writes Cluster Autoscaler's layout; caPrev are its
+	// conditions' transition times as last written.
+	caLayout bool
+	caPrev   caTransitions
 
 	mu        sync.Mutex
 	cm        *corev1.ConfigMap
@@ -144,7 +151,8 @@ type statusWriter struct {
 }
 
 func newStatusWriter(client kubernetes.Interface, opts Options, c clock.Clock) *statusWriter {
-	return &statusWriter{client: client, enabled: opts.WriteStatusConfigMap, ns: opts.Namespace, name: opts.StatusConfigMapName, clock: c}
+	return &statusWriter{client: client, enabled: opts.WriteStatusConfigMap, ns: opts.Namespace, name: opts.StatusConfigMapName, clock: c,
+		caLayout: opts.StatusLayout == config.StatusLayoutClusterAutoscaler}
 }
 
 // object is the ConfigMap as last read or written, for events.
@@ -172,7 +180,12 @@ func (w *statusWriter) write(ctx context.Context, s Status) error {
 	if reflect.DeepEqual(unchanged, w.last) && now.Sub(w.lastWrite) < statusRefresh {
 		return nil
 	}
-	raw, err := yaml.Marshal(s)
+	var out any = s
+	var transitions caTransitions
+	if w.caLayout {
+		out, transitions = clusterAutoscalerStatus(s, w.caPrev, now)
+	}
+	raw, err := yaml.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("encode status: %w", err)
 	}
@@ -180,7 +193,7 @@ func (w *statusWriter) write(ctx context.Context, s Status) error {
 	if err != nil {
 		return fmt.Errorf("write status ConfigMap %s/%s: %w", w.ns, w.name, err)
 	}
-	w.last, w.lastWrite = s, now
+	w.last, w.lastWrite, w.caPrev = s, now, transitions
 	klog.FromContext(ctx).V(5).Info("Status written", "configMap", w.ns+"/"+w.name)
 	return nil
 }
@@ -205,7 +218,7 @@ func (w *statusWriter) store(ctx context.Context, status string, now time.Time) 
 	if next.Annotations == nil {
 		next.Annotations = map[string]string{}
 	}
-	next.Annotations[StatusUpdatedAnnotation] = now.UTC().Format(time.RFC3339)
+	maps.Copy(next.Annotations, w.annotations(now))
 	next.Data = map[string]string{StatusConfigMapKey: status}
 	written, err := cms.Update(ctx, next, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
@@ -218,12 +231,21 @@ func (w *statusWriter) store(ctx context.Context, status string, now time.Time) 
 	return nil
 }
 
+// annotations are the last-updated annotations: tidal's, and Cluster
+// Autoscaler's in its layout.
+func (w *statusWriter) annotations(now time.Time) map[string]string {
+	a := map[string]string{StatusUpdatedAnnotation: now.UTC().Format(time.RFC3339)}
+	if w.caLayout {
+		a[CAStatusUpdatedAnnotation] = now.Format(CAStatusTimeFormat)
+	}
+	return a
+}
+
 // create makes the ConfigMap where the installation did not.
 func (w *statusWriter) create(ctx context.Context, status string, now time.Time) error {
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: w.ns,
-			Annotations: map[string]string{StatusUpdatedAnnotation: now.UTC().Format(time.RFC3339)}},
-		Data: map[string]string{StatusConfigMapKey: status},
+		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: w.ns, Annotations: w.annotations(now)},
+		Data:       map[string]string{StatusConfigMapKey: status},
 	}
 	written, err := w.client.CoreV1().ConfigMaps(w.ns).Create(ctx, cm, metav1.CreateOptions{})
 	if err != nil {

@@ -1,46 +1,69 @@
 package core
 
 import (
+	"context"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/controller/daemon"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/templates"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
-// buildTemplate is the node a group would add: the provider's template
-// node, without the taints that come and go (taints.ForTemplate), and its
-// static pods, plus a pod for every DaemonSet the DaemonSet controller
-// would run there (decided by its own rule).
-func buildTemplate(g cloudprovider.NodeGroup, daemonSets []*appsv1.DaemonSet, taints clusterstate.Taints) (*simulator.NodeTemplate, error) {
-	t, err := g.TemplateNodeInfo()
+// groupTemplateState is what the loop keeps of a group's template between
+// iterations: the entry templates.Decide keeps, and where the last template
+// came from (to log changes only).
+type groupTemplateState struct {
+	keep   *templates.Entry
+	source templates.Source
+	from   string
+}
+
+// groupTemplate is the node a group would add (templates.Decide): made
+// from one of its live nodes, the cached copy of one, or the provider's
+// template. The loop keeps the decision's cache entry.
+func (l *NodeLoop) groupTemplate(ctx context.Context, o *observation, g cloudprovider.NodeGroup, nodes []*corev1.Node, daemonSets []*appsv1.DaemonSet) (*simulator.NodeTemplate, error) {
+	id := g.Id()
+	prev := l.templateState[id]
+	t, err := templates.Decide(templates.Input{
+		Group: id, Nodes: nodes, PodsOf: o.podsOf, Cached: prev.keep, Provider: g.TemplateNodeInfo,
+		DaemonSets: daemonSets, Taints: l.opts.Taints, Now: o.now, CacheTTL: l.opts.NodeInfoCacheExpireTime,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("node group %s: template node: %w", g.Id(), err)
+		return nil, fmt.Errorf("node group %s: %w", id, err)
 	}
-	if t == nil || t.Node == nil {
-		return nil, fmt.Errorf("node group %s: the provider returned no template node", g.Id())
+	l.templateState[id] = groupTemplateState{keep: t.Keep, source: t.Source, from: t.From}
+	if t.Source != prev.source || t.From != prev.from {
+		klog.FromContext(ctx).V(2).Info("Node group template", "nodeGroup", id, "source", t.Source, "fromNode", t.From)
 	}
-	node := t.Node
-	if kept := taints.ForTemplate(node.Spec.Taints); len(kept) != len(node.Spec.Taints) {
-		node = node.DeepCopy()
-		node.Spec.Taints = kept
+	return simulator.NewNodeTemplate(id, t.Node, t.Pods)
+}
+
+// forgetTemplates drops what is kept of groups the provider no longer has.
+func (l *NodeLoop) forgetTemplates(groups []*groupObservation) {
+	seen := make(map[string]bool, len(groups))
+	for _, g := range groups {
+		seen[g.group.Id()] = true
 	}
-	pods := append([]*corev1.Pod(nil), t.Pods...)
-	for _, ds := range daemonSets {
-		if run, _ := daemon.NodeShouldRunDaemonPod(klog.Background(), node, ds); !run {
-			continue
+	for id := range l.templateState {
+		if !seen[id] {
+			delete(l.templateState, id)
 		}
-		p := daemon.NewPod(ds, node.Name)
-		p.Name = fmt.Sprintf("%s-%s", ds.Name, node.Name)
-		p.UID = ds.UID
-		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(ds, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))}
-		pods = append(pods, p)
 	}
-	return simulator.NewNodeTemplate(g.Id(), node, pods)
+}
+
+// podsOf returns the pods the snapshot has on a node.
+func (o *observation) podsOf(node string) []*corev1.Pod {
+	ni := o.snapshot.NodeInfo(node)
+	if ni == nil {
+		return nil
+	}
+	pods := make([]*corev1.Pod, 0, len(ni.GetPods()))
+	for _, pi := range ni.GetPods() {
+		pods = append(pods, pi.GetPod())
+	}
+	return pods
 }

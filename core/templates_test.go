@@ -1,59 +1,89 @@
 package core
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/templates"
+	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
-// templateGroup is a node group that only has a template.
+// templateGroup is a node group that only has a template; it counts the
+// times it was asked for it.
 type templateGroup struct {
 	cloudprovider.NodeGroup
-	node *corev1.Node
+	asked *int
 }
 
 func (g templateGroup) Id() string { return "g" }
 
 func (g templateGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
-	return &cloudprovider.NodeTemplate{Node: g.node}, nil
+	*g.asked++
+	return &cloudprovider.NodeTemplate{Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "template-g", Labels: map[string]string{"pool": "g"}}}}, nil
 }
 
-func TestTemplatesLeaveTransientTaintsOut(t *testing.T) {
-	dedicated := corev1.Taint{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
-	provider := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "template-g", Labels: map[string]string{"pool": "g"}},
-		Spec: corev1.NodeSpec{Taints: []corev1.Taint{
-			{Key: clusterstate.StartupTaintPrefix + "gpu-driver", Value: "installing", Effect: corev1.TaintEffectNoSchedule},
-			dedicated,
-			{Key: "maintenance", Effect: corev1.TaintEffectNoExecute},
-			{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
-		}}}
-	// A DaemonSet that does not tolerate the startup taint still runs on
-	// the node once the taint is gone; one that does not tolerate the
-	// group's own taint never does.
-	onBatch := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "kube-system", UID: "ds-1"},
-		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			Containers:  []corev1.Container{{Name: "c", Image: "agent"}},
-			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
-		}}}}
-	elsewhere := onBatch.DeepCopy()
-	elsewhere.Name, elsewhere.UID, elsewhere.Spec.Template.Spec.Tolerations = "other", "ds-2", nil
-	tmpl, err := buildTemplate(templateGroup{node: provider}, []*appsv1.DaemonSet{onBatch, elsewhere},
-		clusterstate.Taints{Status: []string{"maintenance"}})
+// The loop keeps a group's template made from a live node for the
+// iterations the group has no node, until the cache entry expires or the
+// provider no longer lists the group; it reads the live node's pods from
+// the snapshot.
+func TestGroupTemplateKeepsTheLiveNodesCopy(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "g-1", Labels: map[string]string{"pool": "g", "bootstrapped": "yes"}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(start.Add(-time.Hour))}}}}
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "logs", Namespace: "kube-system", UID: "ds-logs"}}
+	dsPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "logs-abc", Namespace: "kube-system", UID: "p-1",
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ds, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))}},
+		Spec: corev1.PodSpec{NodeName: "g-1"}}
+	snap := simulator.NewSnapshot()
+	if _, err := snap.AddNode(node); err != nil {
+		t.Fatal(err)
+	}
+	pi, err := framework.NewPodInfo(dsPod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tmpl.Node.Spec.Taints; len(got) != 1 || got[0] != dedicated {
-		t.Fatalf("template taints %v, want only %v", got, dedicated)
+	if err := snap.AddPod(pi, "g-1"); err != nil {
+		t.Fatal(err)
 	}
-	if len(tmpl.Pods) != 1 || tmpl.Pods[0].Name != "agent-template-g" {
-		t.Fatalf("template pods %v, want the tolerating DaemonSet's only", tmpl.Pods)
+	asked := 0
+	g := templateGroup{asked: &asked}
+	l := &NodeLoop{templateState: map[string]groupTemplateState{}, opts: Options{NodeInfoCacheExpireTime: 10 * time.Minute}}
+	steps := []struct {
+		name   string
+		after  time.Duration
+		nodes  []*corev1.Node
+		forget bool
+		want   string
+		asked  int
+	}{
+		{name: "a live node", nodes: []*corev1.Node{node}, want: templates.NodeName("g"), asked: 0},
+		{name: "at zero, within the expiry", after: 10 * time.Minute, want: templates.NodeName("g"), asked: 0},
+		{name: "at zero, after it", after: 10*time.Minute + time.Second, want: "template-g", asked: 1},
+		{name: "the live node again", after: 11 * time.Minute, nodes: []*corev1.Node{node}, want: templates.NodeName("g"), asked: 1},
+		{name: "the group gone and back", after: 12 * time.Minute, forget: true, want: "template-g", asked: 2},
 	}
-	if len(provider.Spec.Taints) != 4 {
-		t.Fatalf("the provider's template node was changed: %v", provider.Spec.Taints)
+	for _, s := range steps {
+		if s.forget {
+			l.forgetTemplates(nil)
+		}
+		o := &observation{now: start.Add(s.after), snapshot: snap}
+		tmpl, err := l.groupTemplate(context.Background(), o, g, s.nodes, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if tmpl.Node.Name != s.want || asked != s.asked {
+			t.Fatalf("%s: template %s, provider asked %d times; want %s, %d", s.name, tmpl.Node.Name, asked, s.want, s.asked)
+		}
+		if s.want != "template-g" && (len(tmpl.Pods) != 1 || tmpl.Pods[0].Name != "logs-abc" || tmpl.Node.Labels["bootstrapped"] != "yes") {
+			t.Fatalf("%s: pods %v, labels %v: want the live node's DaemonSet pod and labels", s.name, tmpl.Pods, tmpl.Node.Labels)
+		}
 	}
 }

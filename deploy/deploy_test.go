@@ -23,9 +23,14 @@ import (
 	"github.com/tidal-autoscaler/tidal/expander"
 )
 
-// The kinds an installation is made of, in both forms.
-var wantKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
-	"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
+// The kinds an installation is made of, in both forms; the chart adds a
+// Service for scraping.
+var (
+	wantKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
+		"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
+	wantChartKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
+		"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
+)
 
 func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
@@ -70,7 +75,9 @@ func TestAWSOverlayDiscoversGroups(t *testing.T) {
 
 func TestChartGrantsWhatTheBaseGrants(t *testing.T) {
 	base := kustomize(t, "base")
-	chart := render(t, "autoscaling", map[string]any{"nodes": []any{"1:10:my-asg"}})
+	// Cluster Autoscaler's Lease in the same namespace, as in the base (see
+	// TestChartReadsClusterAutoscalersLeaseInItsNamespace for another).
+	chart := render(t, "autoscaling", map[string]any{"nodes": []any{"1:10:my-asg"}, "clusterAutoscalerLease": "autoscaling/cluster-autoscaler"})
 	checkInstall(t, "the chart", chart, "autoscaling")
 	for _, kind := range []string{"ClusterRole", "Role"} {
 		b, c := Find(base, kind, "tidal"), Find(chart, kind, "tidal")
@@ -153,8 +160,12 @@ func checkInstall(t *testing.T, what string, objs []*unstructured.Unstructured, 
 		}
 	}
 	slices.Sort(kinds)
-	if !slices.Equal(kinds, wantKinds) {
-		t.Errorf("%s holds %v, want %v", what, kinds, wantKinds)
+	want := wantKinds
+	if what == "the chart" {
+		want = wantChartKinds
+	}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("%s holds %v, want %v", what, kinds, want)
 	}
 	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
 		var b rbacv1.RoleBinding // same fields as ClusterRoleBinding for subjects and roleRef
@@ -215,6 +226,9 @@ func parseArgs(t *testing.T, args []string) *config.Options {
 	opts := config.NewOptions()
 	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
 	opts.AddFlags(fs)
+	// klog's, which tidal's command adds beside its own.
+	fs.Int("v", 0, "")
+	fs.String("vmodule", "", "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("tidal's args %v: %v", args, err)
 	}
@@ -276,7 +290,7 @@ func TestRoleNamesTidalsOwnObjects(t *testing.T) {
 			"configmaps get": {opts.ScaleUp.StatusConfigMapName}, "configmaps update": {opts.ScaleUp.StatusConfigMapName},
 			"configmaps list":  {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName},
 			"configmaps watch": {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName},
-			"leases get":       {opts.LeaseName}, "leases update": {opts.LeaseName},
+			"leases get":       {opts.LeaseName, opts.Coexist.CALeaseName}, "leases update": {opts.LeaseName},
 		}
 		for grant, names := range want {
 			if !reflect.DeepEqual(granted[grant], names) {

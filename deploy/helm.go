@@ -10,6 +10,7 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,18 +21,9 @@ import (
 // release of the name in namespace with values over the chart's own, and
 // returns its objects: the CRDs of crds/ first, then the templates'.
 func RenderChart(dir, release, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
-	ch, err := loader.Load(dir)
+	ch, files, err := renderFiles(dir, release, namespace, values)
 	if err != nil {
-		return nil, fmt.Errorf("load chart %s: %w", dir, err)
-	}
-	vals, err := chartutil.ToRenderValues(ch, values,
-		common.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("values of chart %s: %w", dir, err)
-	}
-	files, err := engine.Render(ch, vals)
-	if err != nil {
-		return nil, fmt.Errorf("render chart %s: %w", dir, err)
+		return nil, err
 	}
 	var out []*unstructured.Unstructured
 	for _, crd := range ch.CRDObjects() {
@@ -61,6 +53,35 @@ func RenderChart(dir, release, namespace string, values map[string]any) ([]*unst
 		out = append(out, objs...)
 	}
 	return out, nil
+}
+
+// RenderNotes renders the chart's NOTES.txt, which helm prints after an
+// install.
+func RenderNotes(dir, release, namespace string, values map[string]any) (string, error) {
+	ch, files, err := renderFiles(dir, release, namespace, values)
+	if err != nil {
+		return "", err
+	}
+	return files[path.Join(ch.Name(), "templates", "NOTES.txt")], nil
+}
+
+// renderFiles renders the chart's templates as `helm template` does,
+// validating the values against the chart's schema.
+func renderFiles(dir, release, namespace string, values map[string]any) (*chartv2.Chart, map[string]string, error) {
+	ch, err := loader.Load(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load chart %s: %w", dir, err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, values,
+		common.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("values of chart %s: %w", dir, err)
+	}
+	files, err := engine.Render(ch, vals)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render chart %s: %w", dir, err)
+	}
+	return ch, files, nil
 }
 
 // namespaced tells the kinds of the chart that live in a namespace.

@@ -39,6 +39,9 @@ type Limits struct {
 type Estimate struct {
 	GroupID   string
 	NodeCount int
+	// Nodes names the new nodes the pods use, in the order they were added
+	// (with keep, they are the snapshot's names of those nodes).
+	Nodes []string
 	// Pods are the pending pods the new nodes would run.
 	Pods []*corev1.Pod
 	// Rejected holds, per pod group that does not fit even an empty new
@@ -76,6 +79,20 @@ func Binpack(ctx context.Context, c *simulator.Checker, tmpl *simulator.NodeTemp
 		}
 	}
 	p.est.NodeCount = len(p.used)
+	for _, ni := range p.nodes {
+		name := ni.Node().Name
+		if p.used[name] {
+			p.est.Nodes = append(p.est.Nodes, name)
+			continue
+		}
+		// A kept snapshot must not hold a node no pod needs: it would be
+		// room (and a topology domain) that no scale-up asks for.
+		if keep {
+			if err := snap.RemoveNode(name); err != nil {
+				return nil, fmt.Errorf("node group %s: drop unused node %s: %w", tmpl.GroupID, name, err)
+			}
+		}
+	}
 	return p.est, nil
 }
 
@@ -209,26 +226,29 @@ func novelDomains(s *simulator.Snapshot, tmpl *simulator.NodeTemplate) map[strin
 }
 
 // orderBySize sorts pod groups by how much of a template node one pod
-// takes (cpu share + memory share), largest first: first-fit decreasing.
+// takes, largest first: first-fit decreasing.
 func orderBySize(work []Work, node *corev1.Node) []Work {
-	alloc := node.Status.Allocatable
-	cpu, mem := float64(alloc.Cpu().MilliValue()), float64(alloc.Memory().Value())
-	score := func(w Work) float64 {
-		reqCPU, reqMem := w.Check.Requests()
-		s := 0.0
-		if cpu > 0 {
-			s += float64(reqCPU) / cpu
-		}
-		if mem > 0 {
-			s += float64(reqMem) / mem
-		}
-		return s
-	}
 	out := append([]Work(nil), work...)
 	scores := make(map[*simulator.GroupCheck]float64, len(out))
 	for _, w := range out {
-		scores[w.Check] = score(w)
+		scores[w.Check] = Size(w, node)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return scores[out[i].Check] > scores[out[j].Check] })
 	return out
+}
+
+// Size is how much of node one pod of w takes: its cpu share plus its
+// memory share of the node's allocatable.
+func Size(w Work, node *corev1.Node) float64 {
+	alloc := node.Status.Allocatable
+	cpu, mem := float64(alloc.Cpu().MilliValue()), float64(alloc.Memory().Value())
+	reqCPU, reqMem := w.Check.Requests()
+	s := 0.0
+	if cpu > 0 {
+		s += float64(reqCPU) / cpu
+	}
+	if mem > 0 {
+		s += float64(reqMem) / mem
+	}
+	return s
 }

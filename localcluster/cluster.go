@@ -2,7 +2,7 @@
 // calling process: embedded etcd, kube-apiserver, kube-scheduler, the
 // workload, disruption, node lifecycle and garbage-collection controllers,
 // and kwok as the kubelet of every Node. It serves tidal's tests and
-// `tidal local`.
+// `tidal-local`.
 //
 // Nodes are not created here: whoever plays the cloud (cloudprovider/local)
 // creates Node objects with capacity and allocatable set, and the simulated

@@ -141,11 +141,27 @@ func (c *Checker) Place(ctx context.Context, pc *PodCheck, pod *corev1.Pod, node
 	if err := c.snapshot.AddPod(info, nodeName); err != nil {
 		return Placed{}, err
 	}
-	if pc.Status == nil {
+	if pc.Status == nil && hardSpread(pc.Pod) {
+		// The spread plugin's incremental update tracks only the two
+		// emptiest domains: with three or more it can miss the true
+		// minimum and let a later pod skew the spread. PreFilter again.
+		c.refresh(ctx, pc)
+	} else if pc.Status == nil {
 		ni := c.snapshot.NodeInfo(nodeName)
 		if st := c.fw.RunPreFilterExtensionAddPod(ctx, pc.state, pc.Pod, info, ni); !st.IsSuccess() {
 			return Placed{}, fmt.Errorf("update scheduling state after placing %s/%s on %s: %w", info.Pod.Namespace, info.Pod.Name, nodeName, st.AsError())
 		}
 	}
 	return Placed{Info: info, Node: nodeName}, nil
+}
+
+// hardSpread tells whether the pod has a topology spread constraint the
+// Filter enforces (DoNotSchedule).
+func hardSpread(pod *corev1.Pod) bool {
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable == corev1.DoNotSchedule {
+			return true
+		}
+	}
+	return false
 }

@@ -265,6 +265,10 @@ func (c *Checker) CatchUp(ctx context.Context, gc *GroupCheck, placed []Placed) 
 		}
 		return gc, nil
 	}
+	if len(placed) > 0 && hardSpread(gc.Pod) {
+		// See Place: the spread plugin's incremental update is not exact.
+		return c.CheckGroup(ctx, gc.Group)
+	}
 	pc := *gc.PodCheck
 	pc.state = gc.state.Clone().(*framework.CycleState)
 	for _, p := range placed {

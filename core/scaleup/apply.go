@@ -42,6 +42,9 @@ func (d *decision) apply(ctx context.Context, choice expander.Decision, work []e
 		}
 		from := g.Target + d.planned[g.ID]
 		d.planned[g.ID] += est.NodeCount
+		for _, name := range est.Nodes {
+			d.plannedNodes[name] = len(d.plan.ScaleUps) + len(ups)
+		}
 		ups = append(ups, ScaleUp{Group: g.ID, From: from, To: from + est.NodeCount, Max: g.Max, Pods: est.Pods,
 			Decision: choice, Balanced: balanced, Estimates: summary})
 	}

@@ -19,11 +19,15 @@ type Limits struct {
 
 // headroom is how many nodes group g may still add in this decision, and
 // the reason when that is what binds.
-func (d *decision) headroom(g Group) (int, string) {
+func (d *decision) headroom(g Group) (int, string) { return d.headroomWith(g, d.planned) }
+
+// headroomWith is headroom when the decision plans the nodes counted in
+// planned (per group).
+func (d *decision) headroomWith(g Group, plannedNodes map[string]int) (int, string) {
 	// The target already counts the upcoming nodes.
-	n, why := g.Max-g.Target-d.planned[g.ID], ReasonMaxSize
+	n, why := g.Max-g.Target-plannedNodes[g.ID], ReasonMaxSize
 	lim := d.in.Limits
-	planned, cores, mem := d.plannedTotals()
+	planned, cores, mem := d.plannedTotals(plannedNodes)
 	bound := func(limit int, reason string) {
 		if limit < n {
 			n, why = limit, reason
@@ -45,8 +49,8 @@ func (d *decision) headroom(g Group) (int, string) {
 	return n, why
 }
 
-func (d *decision) plannedTotals() (nodes int, milliCores, memory int64) {
-	for id, n := range d.planned {
+func (d *decision) plannedTotals(planned map[string]int) (nodes int, milliCores, memory int64) {
+	for id, n := range planned {
 		g := d.groupByID(id)
 		c, m := templateCapacity(*g)
 		nodes += n

@@ -32,6 +32,15 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 		if round > 0 && d.timedOut() {
 			break
 		}
+		if round > 0 {
+			var err error
+			if remaining, err = d.placeOnKnown(ctx, remaining); err != nil {
+				return err
+			}
+			if len(remaining) == 0 {
+				break
+			}
+		}
 		work, err := d.checks(ctx, remaining)
 		if err != nil {
 			return err

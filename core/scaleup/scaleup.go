@@ -68,6 +68,9 @@ type Input struct {
 	// (--max-nodegroup-binpacking-duration); zero means no bound of its own.
 	MaxGroupBinpacking time.Duration
 	Now                func() time.Time
+	// greedyOnly keeps the rounds' plan without comparing packings (to
+	// measure what the comparison gains).
+	greedyOnly bool
 }
 
 // Plan is a decision.
@@ -87,6 +90,11 @@ type Plan struct {
 	Unfinished []*simulator.PodGroup
 	// Timings of the phases.
 	Timings Timings
+	// Planner names the whole-plan packing that replaced the rounds' plan
+	// with fewer nodes, empty when the rounds' plan stands; GreedyNodes is
+	// what the rounds planned, when packings were compared.
+	Planner     string
+	GreedyNodes int
 	// hadOptions is set when some round offered the expander a choice.
 	hadOptions bool
 }
@@ -151,7 +159,7 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 		in.MaxRounds = 10
 	}
 	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}}, start: in.Now(), planned: map[string]int{},
-		upcoming: map[string]string{}}
+		upcoming: map[string]string{}, plannedNodes: map[string]int{}}
 	if !in.Deadline.IsZero() {
 		d.filterDeadline = d.start.Add(in.Deadline.Sub(d.start) / 2)
 	}
@@ -166,7 +174,15 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 		return nil, err
 	}
 	d.plan.Timings.FilterSchedulable = in.Now().Sub(d.start)
-	if err := d.rounds(ctx, remaining); err != nil {
+	b := d.save()
+	snap.Fork()
+	err = d.rounds(ctx, remaining)
+	snap.Revert()
+	if err != nil {
+		return nil, err
+	}
+	d.placed = d.placed[:b.placed]
+	if err := d.wholePlan(ctx, remaining, b); err != nil {
 		return nil, err
 	}
 	d.plan.Timings.Total = in.Now().Sub(d.start)
@@ -182,6 +198,11 @@ type decision struct {
 	planned map[string]int
 	// upcoming maps the names of upcoming nodes' copies to their group.
 	upcoming map[string]string
+	// plannedNodes maps the names of the nodes this decision's scale-ups
+	// add to the index of their scale-up in the plan.
+	plannedNodes map[string]int
+	// credited are the pods later rounds placed on known nodes.
+	credited []*corev1.Pod
 	// filterDeadline ends filtering, leaving time for the estimates.
 	filterDeadline time.Time
 	// placed are the pods the filter placed, in order.

@@ -24,7 +24,7 @@ import (
 
 // cluster is a small hand-built cluster for decision tests.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	snap    *simulator.Snapshot
 	checker *simulator.Checker
 	groups  []Group
@@ -32,7 +32,7 @@ type cluster struct {
 	serial  int
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	snap := simulator.NewSnapshot()
 	ctx := context.Background()

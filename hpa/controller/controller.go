@@ -73,6 +73,9 @@ type Config struct {
 	// and what the node loop does about it (the WaitingForCapacity
 	// condition).
 	Capacity func(namespace string, pods []*corev1.Pod) (waiting int32, message string)
+	// OtherAutoscalers, when set, lists the autoscalers of another kind on
+	// a scale target; a target that has any is not scaled (AmbiguousOwner).
+	OtherAutoscalers OtherAutoscalers
 }
 
 // Rescale is a successful change of a scale target's replicas.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 )
 
 // Action and error labels of the reconciliation metrics.
@@ -62,6 +63,12 @@ func NewObserver(reg prometheus.Registerer) *Observer {
 			Name: "tidal_pod_autoscaler_reconciliation_panics_total",
 			Help: "Pod autoscaler syncs that failed inside tidal and were recovered.",
 		}),
+	}
+	// Every metric type has its error series from the start, so that an
+	// alert on their rate reads series that exist.
+	for _, t := range []autoscalingv2.MetricSourceType{autoscalingv2.ObjectMetricSourceType, autoscalingv2.PodsMetricSourceType,
+		autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType, autoscalingv2.ExternalMetricSourceType} {
+		o.metricErrors.WithLabelValues(string(t))
 	}
 	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites, o.panics)
 	return o

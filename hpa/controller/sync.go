@@ -138,6 +138,9 @@ func (s *syncRun) run(ctx context.Context) error {
 	}
 	spec := hpa.DefaultSpec(a.Spec)
 	s.ref = fmt.Sprintf("%s/%s/%s", spec.ScaleTargetRef.Kind, a.Namespace, spec.ScaleTargetRef.Name)
+	if held, err := s.ambiguousOwner(spec.ScaleTargetRef); held {
+		return err
+	}
 
 	sc, gr, err := s.c.cfg.Scales.Get(ctx, a.Namespace, spec.ScaleTargetRef)
 	if err != nil {
@@ -260,7 +263,7 @@ func (s *syncRun) fetch(ctx context.Context, specs []autoscalingv2.MetricSpec, s
 	out := make([]hpa.MetricData, len(specs))
 	for i, m := range specs {
 		out[i] = s.c.cfg.Metrics.Fetch(ctx, metrics.Request{
-			Namespace: s.a.Namespace, Selector: sel, Pods: pods, Metric: m, Now: s.now,
+			Namespace: s.a.Namespace, Autoscaler: s.a.Name, Selector: sel, Pods: pods, Metric: m, Now: s.now,
 		})
 	}
 	return out

@@ -35,8 +35,9 @@ func Constant(total float64) Load { return func(time.Time) float64 { return tota
 //   - External metrics (Prometheus ones included): one series whose value is
 //     the load.
 //
-// A metric is looked up as "<namespace>/<name>", then "<name>", where the
-// name is the resource name (cpu, memory) or the metric's name. A metric
+// A metric is looked up as "<namespace>/<autoscaler>/<name>" (SimulatedKey),
+// then "<namespace>/<name>", then "<name>", where the name is the resource
+// name (cpu, memory) or the metric's name. A metric
 // without a load, or set to fail, is invalid. Simulated is safe for
 // concurrent use.
 type Simulated struct {
@@ -57,8 +58,9 @@ func NewSimulated() *Simulated {
 	return &Simulated{entries: map[string]simEntry{}, Window: DefaultSimulatedWindow}
 }
 
-// Set makes a metric follow load. The key is "<name>" for every namespace
-// or "<namespace>/<name>" for one. A nil load removes the metric.
+// Set makes a metric follow load. The key is "<name>" for every namespace,
+// "<namespace>/<name>" for one, or SimulatedKey for one autoscaler. A nil
+// load removes the metric.
 func (s *Simulated) Set(key string, load Load) {
 	s.mu.Lock()
 	if load == nil {
@@ -103,9 +105,12 @@ func (s *Simulated) Fetch(_ context.Context, req Request) hpa.MetricData {
 		return failed(fmt.Errorf("metric type %q has no simulated source", req.Metric.Type))
 	}
 	s.mu.RLock()
-	e, ok := s.entries[req.Namespace+"/"+name]
-	if !ok {
-		e, ok = s.entries[name]
+	var e simEntry
+	ok := false
+	for _, key := range []string{SimulatedKey(req.Namespace, req.Autoscaler, name), req.Namespace + "/" + name, name} {
+		if e, ok = s.entries[key]; ok {
+			break
+		}
 	}
 	s.mu.RUnlock()
 	switch {
@@ -125,6 +130,11 @@ func (s *Simulated) Fetch(_ context.Context, req Request) hpa.MetricData {
 		return hpa.MetricData{ExternalValues: []int64{total}, Timestamp: req.Now}
 	}
 	return hpa.MetricData{PodMetrics: s.share(req, total), Timestamp: req.Now}
+}
+
+// SimulatedKey is the key of a metric's load for one autoscaler.
+func SimulatedKey(namespace, autoscaler, metric string) string {
+	return namespace + "/" + autoscaler + "/" + metric
 }
 
 // share splits a total over the running pods.

@@ -50,6 +50,15 @@ func TestSimulatedSource(t *testing.T) {
 	if d := s.Fetch(context.Background(), req); d.PodMetrics["a"].Value != 50 {
 		t.Fatalf("a namespace's own load should win: %+v", d.PodMetrics)
 	}
+	s.Set(SimulatedKey("ns", "web", "cpu"), Constant(0.3))
+	own := req
+	own.Autoscaler = "web"
+	if d := s.Fetch(context.Background(), own); d.PodMetrics["a"].Value != 150 {
+		t.Fatalf("an autoscaler's own load should win: %+v", d.PodMetrics)
+	}
+	if d := s.Fetch(context.Background(), req); d.PodMetrics["a"].Value != 50 {
+		t.Fatalf("another autoscaler's load leaked to this one: %+v", d.PodMetrics)
+	}
 	s.Fail("ns/cpu", errors.New("scrape failed"))
 	if d := s.Fetch(context.Background(), req); d.Err == nil || !strings.Contains(d.Err.Error(), "scrape failed") {
 		t.Fatalf("failing metric: err %v", d.Err)

@@ -14,7 +14,7 @@
 //     a PromQL query in its "query" label, read from a Prometheus server's
 //     HTTP API;
 //   - Simulated: values computed from a load curve that a demo or a test
-//     sets, for clusters without a metrics pipeline (`tidal local`);
+//     sets, for clusters without a metrics pipeline (`tidal-local`);
 //   - Router: sends PromQL metrics to Prometheus and the rest to another
 //     source.
 package metrics
@@ -43,6 +43,8 @@ const (
 type Request struct {
 	// Namespace is the autoscaler's namespace.
 	Namespace string
+	// Autoscaler is the autoscaler's name.
+	Autoscaler string
 	// Selector is the scale target's pod selector.
 	Selector labels.Selector
 	// Pods are the pods Selector matches in the controller's cache.

@@ -170,7 +170,7 @@ func startTidal(b *testing.B, c *benchgen.Cluster) *tidal {
 func (t *tidal) newLoop(b *testing.B) *core.NodeLoop {
 	b.Helper()
 	loop, err := core.NewNodeLoop(t.ctx, core.Config{
-		Cloud: t.cloud, Client: t.client, Factory: t.factory, Metrics: core.NewMetrics(t.metrics),
+		Cloud: t.cloud, Client: t.client, Factory: t.factory, Metrics: core.NewMetrics(t.metrics, false),
 		Recorder: t.events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: app.ComponentName}),
 		Options:  core.OptionsFromConfig(t.opts),
 	})

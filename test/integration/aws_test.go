@@ -10,6 +10,7 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,9 @@ type awsEnv struct {
 	mu         sync.Mutex
 	pools      map[string]bool
 	hookErrors []error
+	// nodeLabels are labels the "kubelet" adds to every Node it registers,
+	// as a bootstrap script would, beyond the template's.
+	nodeLabels map[string]string
 }
 
 // startAWSEnv starts the emulator with an ASG of m5.xlarge instances
@@ -197,6 +201,11 @@ func (e *awsEnv) createNode(in awstest.Instance) {
 	n.Labels[aws.LabelEBSCSIZone] = in.Zone
 	n.Spec.ProviderID = in.ProviderID()
 	n.Status.Conditions = nil
+	e.mu.Lock()
+	for k, v := range e.nodeLabels {
+		n.Labels[k] = v
+	}
+	e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := cluster.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -262,13 +271,15 @@ func deleteAWSNodes(t *testing.T, asg string) {
 // select its template label and tolerate its template taint.
 func (e *awsEnv) webPods(t *testing.T, ns string, replicas int32, cpu, mem string) {
 	t.Helper()
+	createDeployment(t, e.webDeployment(ns, replicas, cpu, mem))
+}
+
+func (e *awsEnv) webDeployment(ns string, replicas int32, cpu, mem string) *appsv1.Deployment {
 	d := deployment(ns, "web", replicas, cpu, mem)
 	spec := &d.Spec.Template.Spec
 	spec.NodeSelector = map[string]string{awsPoolLabel: e.asg}
 	spec.Tolerations = []corev1.Toleration{{Key: "awsit.tidal.dev/only", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}
-	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create deployment: %v", err)
-	}
+	return d
 }
 
 func awsRunningPods(ctx context.Context, ns string) (int, error) {
@@ -577,5 +588,71 @@ func TestAWSStockOutFailsOverWithoutAScan(t *testing.T) {
 		}
 		return len(told) == 4, err
 	})
+	e.checkHooks(t)
+}
+
+// awsBootstrapLabel stands for a label the kubelet or a bootstrap script
+// puts on a node, which no node-template tag gives.
+const awsBootstrapLabel = "awsit.tidal.dev/bootstrapped"
+
+// TestAWSTemplateFromLiveNode: the pool's nodes carry a label their
+// bootstrap sets. Pods that select it fit a node like the first ASG's live
+// one and no template built from tags. tidal makes a group's template from
+// one of its nodes once that has been Ready for a minute, so it grows the
+// first ASG for the pod its node has no room for, and leaves the empty ASG
+// of the same tags alone.
+func TestAWSTemplateFromLiveNode(t *testing.T) {
+	ctx := context.Background()
+	e := startAWSEnv(t, 0, 4)
+	e.mu.Lock()
+	e.nodeLabels = map[string]string{awsBootstrapLabel: "true"}
+	e.mu.Unlock()
+	empty := e.asg + "-b"
+	e.addPool(t, empty, 4)
+	if err := e.srv.SetDesiredCapacity(e.asg, 1); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the first ASG's node Ready", func(ctx context.Context) (bool, error) {
+		nodes, err := e.nodes(ctx)
+		return len(nodes) == 1 && isReady(&nodes[0]), err
+	})
+	ns := newNamespace(t)
+	// 2 pods of 1.5 CPU fit an m5.xlarge: the node takes 2, the third
+	// needs a node more.
+	d := e.webDeployment(ns, 3, "1500m", "1Gi")
+	d.Spec.Template.Spec.NodeSelector[awsBootstrapLabel] = "true"
+	createDeployment(t, d)
+	startTidal(t, e.tidalFlags()...)
+
+	poll(t, 3*time.Minute, "the 3 pods Running", func(ctx context.Context) (bool, error) {
+		n, err := awsRunningPods(ctx, ns)
+		return n == 3, err
+	})
+	grown := e.group(t)
+	inService := map[string]bool{}
+	for _, in := range grown.Instances {
+		inService[in.ProviderID()] = in.LifecycleState == awstest.StateInService
+	}
+	nodes, err := e.nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 2 || grown.DesiredCapacity != 2 {
+		t.Fatalf("%d nodes, %s desired %d: want 2, the live node and one more", len(nodes), e.asg, grown.DesiredCapacity)
+	}
+	for _, n := range nodes {
+		if !inService[n.Spec.ProviderID] {
+			t.Fatalf("node %s (%s) is not an InService instance of %s: %v", n.Name, n.Spec.ProviderID, e.asg, inService)
+		}
+	}
+	for _, r := range e.srv.RequestsOf("SetDesiredCapacity") {
+		if r.Params.Get("AutoScalingGroupName") != e.asg {
+			t.Fatalf("tidal set the desired capacity of %s, whose template from tags lacks %s: %+v",
+				r.Params.Get("AutoScalingGroupName"), awsBootstrapLabel, r.Params)
+		}
+	}
+	if g, _ := e.srv.Group(empty); g.DesiredCapacity != 0 {
+		t.Fatalf("the empty ASG %s was grown to %d", empty, g.DesiredCapacity)
+	}
 	e.checkHooks(t)
 }

@@ -3,33 +3,45 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
-// `tidal local` (what `make run` runs) plays the demo with and without
+// tidal-local (what `make run` runs) plays the demo with and without
 // provision-ahead, ends by itself, and ends with the summary table.
 func TestLocalDemoEndsWithSummary(t *testing.T) {
-	bin := buildTidal(t)
+	bin := buildTidalLocal(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	// Short scale-down timers keep the test brief; the demo is the same.
-	cmd := exec.CommandContext(ctx, bin, "local", "--address="+freeAddress(t), "--scale-down-unneeded-time=2s",
+	cmd := exec.CommandContext(ctx, bin, "--address="+freeAddress(t), "--scale-down-unneeded-time=2s",
 		"--scale-down-delay-after-add=0s", "--hpa-downscale-stabilization=3s", "--hpa-sync-period=2s")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("output of tidal local:\n%s", out.String())
+			t.Logf("output of tidal-local:\n%s", out.String())
 		}
 	})
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("tidal local failed after %v: %v", time.Since(start).Round(time.Second), err)
+		t.Fatalf("tidal-local failed after %v: %v", time.Since(start).Round(time.Second), err)
 	}
 	text := out.String()
 	i := strings.Index(text, "\nSummary:")
@@ -63,5 +75,86 @@ func TestLocalDemoEndsWithSummary(t *testing.T) {
 		if !strings.Contains(text[:i], want) {
 			t.Errorf("the timeline never showed %q", want)
 		}
+	}
+}
+
+// tidal-local --demo=false drives the user's own autoscalers on the load
+// their annotation local.tidal.dev/simulated-load sets: an HPA asking for a
+// total of 250m cpu over pods requesting 100m, at a 50% target, brings its
+// Deployment from 2 to 5 replicas.
+func TestLocalOwnAutoscalerFollowsSimulatedLoad(t *testing.T) {
+	bin := buildTidalLocal(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	outPath := filepath.Join(dir, "out.txt")
+	out, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.CommandContext(ctx, bin, "--demo=false", "--dir="+filepath.Join(dir, "local"),
+		"--address="+freeAddress(t), "--hpa-sync-period=2s")
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start tidal-local: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			text, _ := os.ReadFile(outPath)
+			t.Logf("output of tidal-local:\n%s", text)
+		}
+	})
+
+	var client kubernetes.Interface
+	poll(t, 3*time.Minute, "tidal-local's cluster to answer", func(ctx context.Context) (bool, error) {
+		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "local", "cluster", "kubeconfig"))
+		if err != nil {
+			return false, err
+		}
+		if client, err = kubernetes.NewForConfig(cfg); err != nil {
+			return false, err
+		}
+		_, err = client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, err
+	})
+	ns := "own"
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, testenv.Deployment(ns, "web", 2, "100m", "64Mi"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment: %v", err)
+	}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Annotations: map[string]string{"local.tidal.dev/simulated-load": "cpu=250m"}},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MaxReplicas:    8,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}},
+		},
+	}
+	if _, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create HorizontalPodAutoscaler: %v", err)
+	}
+	poll(t, 3*time.Minute, "own/web scaled to 5 replicas on its simulated load", func(ctx context.Context) (bool, error) {
+		d, err := client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if got := ptr.Deref(d.Spec.Replicas, 0); got != 5 {
+			return false, fmt.Errorf("replicas %d", got)
+		}
+		return true, nil
+	})
+	text, err := os.ReadFile(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "simulated load own/web/cpu = 0.25"; !strings.Contains(string(text), want) {
+		t.Errorf("the timeline does not show %q", want)
 	}
 }

@@ -311,27 +311,38 @@ func hasToBeDeleted(n *corev1.Node) bool {
 
 // buildTidal builds the tidal binary once per test run, into the
 // repository's bin/ (ignored by git), for tests that run it as a process.
-func buildTidal(t *testing.T) string {
+func buildTidal(t *testing.T) string { return mustBuild(t, tidalBinary) }
+
+// buildTidalLocal builds tidal-local (what make run runs) in the same way.
+func buildTidalLocal(t *testing.T) string { return mustBuild(t, tidalLocalBinary) }
+
+func mustBuild(t *testing.T, build func() (string, error)) string {
 	t.Helper()
-	bin, err := tidalBinary()
+	bin, err := build()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return bin
 }
 
-var tidalBinary = sync.OnceValues(func() (string, error) {
+var (
+	tidalBinary      = sync.OnceValues(func() (string, error) { return goBuild("./cmd/tidal", "tidal-integration") })
+	tidalLocalBinary = sync.OnceValues(func() (string, error) { return goBuild("./cmd/tidal-local", "tidal-local-integration") })
+)
+
+// goBuild builds the command pkg of this repository into bin/name.
+func goBuild(pkg, name string) (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(root, "bin", "tidal-integration")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tidal")
+	bin := filepath.Join(root, "bin", name)
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
 	cmd.Dir = root
 	cmd.Env = os.Environ()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build tidal: %v\n%s", err, out)
+		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil
-})
+}
 
 func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 	deleteNodesOnCleanup(t, "kd-")

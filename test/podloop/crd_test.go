@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,4 +172,49 @@ func hasCause(got []metav1.StatusCause, want metav1.StatusCause) bool {
 		}
 	}
 	return false
+}
+
+// The API server defaults a PodAutoscaler's minReplicas to 1, as it does a
+// HorizontalPodAutoscaler's, so a spec reads back the same as either.
+func TestCRDDefaultsMinReplicasLikeTheHPA(t *testing.T) {
+	hpaInstallCRD(t)
+	ns := hpaNamespace(t)
+	dyn := dynamicClient(t)
+	for _, r := range []struct {
+		gvr  schema.GroupVersionResource
+		kind string
+	}{{hpaResource, "HorizontalPodAutoscaler"}, {paResource, v1alpha1.Kind}} {
+		obj := specObject(t, r.gvr, r.kind, crdBase+cpuMetric)
+		obj.SetGenerateName("min-")
+		created, err := dyn.Resource(r.gvr).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create %s: %v", r.kind, err)
+		}
+		got, found, err := unstructured.NestedInt64(created.Object, "spec", "minReplicas")
+		if err != nil || !found || got != 1 {
+			t.Errorf("%s without minReplicas reads back minReplicas=%d (set: %v, %v), want 1 as the API server's default",
+				r.kind, got, found, err)
+		}
+	}
+}
+
+// kubectl finds PodAutoscalers by the short name tpa, and no other resource
+// the cluster serves claims it (pa is Knative Serving's PodAutoscaler).
+func TestCRDShortName(t *testing.T) {
+	hpaInstallCRD(t)
+	_, lists, err := cluster.Client.Discovery().ServerGroupsAndResources()
+	if err != nil {
+		t.Fatalf("discovery: %v", err)
+	}
+	var claims []string
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			if slices.Contains(r.ShortNames, "tpa") {
+				claims = append(claims, l.GroupVersion+"/"+r.Name)
+			}
+		}
+	}
+	if want := paResource.GroupVersion().String() + "/" + paResource.Resource; len(claims) != 1 || claims[0] != want {
+		t.Fatalf("short name tpa is claimed by %v, want %s only", claims, want)
+	}
 }

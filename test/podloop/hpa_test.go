@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,6 +24,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/hpa"
 	"github.com/tidal-autoscaler/tidal/hpa/controller"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // Without the CRD the pod loop waits and the node loop runs; once the CRD
@@ -87,7 +85,7 @@ func TestHPAPodAutoscalerFollowsCPU(t *testing.T) {
 	hpaWaitEvent(t, ns, controller.EventSuccessfulRescale, "New size: 2; reason: All metrics below target")
 }
 
-// checkPrinterColumns reads `kubectl get pa` as a table.
+// checkPrinterColumns reads `kubectl get tpa` as a table.
 func checkPrinterColumns(t *testing.T, ns string) {
 	t.Helper()
 	var table metav1.Table
@@ -281,7 +279,7 @@ func TestHPARestartKeepsStabilization(t *testing.T) {
 	}
 }
 
-// The simulated metric source (tidal local) drives a scale-up from a load
+// The simulated metric source (tidal-local) drives a scale-up from a load
 // set through the context Run is given.
 func TestHPASimulatedSource(t *testing.T) {
 	hpaInstallCRD(t)
@@ -297,13 +295,6 @@ func TestHPASimulatedSource(t *testing.T) {
 // The Prometheus source against a real Prometheus server scraping a test
 // exporter: a PromQL External metric drives a scale-up.
 func TestHPAPrometheusSource(t *testing.T) {
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the prometheus binary is not installed (Debian package prometheus; the Makefile installs it): %v", err)
-		}
-		t.Skipf("the prometheus binary is not installed (apt-get install -y prometheus): %v", err)
-	}
 	hpaInstallCRD(t)
 	var depth atomic.Int64
 	depth.Store(5)
@@ -312,7 +303,7 @@ func TestHPAPrometheusSource(t *testing.T) {
 		fmt.Fprintf(w, "# TYPE tidal_test_queue_depth gauge\ntidal_test_queue_depth{queue=\"jobs\"} %d\n", depth.Load())
 	}))
 	defer exporter.Close()
-	promURL := startPrometheus(t, bin, strings.TrimPrefix(exporter.URL, "http://"))
+	promURL := startPrometheus(t, strings.TrimPrefix(exporter.URL, "http://"))
 
 	ns := hpaNamespace(t)
 	hpaStartTidal(t, context.Background(), "--prometheus-url="+promURL)
@@ -348,51 +339,21 @@ func TestHPAPrometheusSource(t *testing.T) {
 	}
 }
 
-// startPrometheus runs a Prometheus server on a free loopback port,
-// scraping target every second, until the test ends; it returns its URL
-// once the target's series can be queried.
-func startPrometheus(t *testing.T, bin, target string) string {
+// startPrometheus runs a Prometheus server scraping target every second
+// until the test ends; it returns its URL once the target's series can be
+// queried.
+func startPrometheus(t *testing.T, target string) string {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	yml := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n- job_name: exporter\n  static_configs:\n  - targets: [%q]\n", target)
-	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddress(t)
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start prometheus: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		logFile.Close()
-	})
-	url := "http://" + addr
-	prom, err := metrics.NewPrometheus(url, nil)
+	server := testenv.StartPrometheus(t, []string{target})
+	prom, err := metrics.NewPrometheus(server.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 60*time.Second, "Prometheus to have scraped the exporter", func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("prometheus exited: %v\n%s", err, log)
-		default:
-		}
 		values, _, err := prom.Query(ctx, `tidal_test_queue_depth`)
 		return err == nil && len(values) == 1, err
 	})
-	return url
+	return server.URL
 }
 
 // The pod loop's flags fail with a message naming the flag and the value.

@@ -13,12 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
@@ -86,30 +83,7 @@ func applyBase(t *testing.T) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cluster.Client.Discovery()))
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		o = o.DeepCopy()
-		if o.GetKind() == "Deployment" {
-			if err := unstructured.SetNestedField(o.Object, int64(0), "spec", "replicas"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Fatalf("%s %s: %v", gvk, o.GetName(), err)
-		}
-		_, err = dyn.Resource(m.Resource).Namespace(o.GetNamespace()).Apply(ctx, o.GetName(), o,
-			metav1.ApplyOptions{FieldManager: "tidal-test", Force: true})
-		if err != nil {
-			t.Fatalf("apply %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
-		}
-	}
+	testenv.Apply(t, cluster, "tidal-test", objs)
 	return objs
 }
 

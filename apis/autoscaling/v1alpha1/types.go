@@ -14,7 +14,7 @@ import (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=pa,categories=all;autoscaling
+// +kubebuilder:resource:shortName=tpa,categories=all;autoscaling
 // +kubebuilder:printcolumn:name="Reference",type=string,JSONPath=`.status.reference`
 // +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.targets`
 // +kubebuilder:printcolumn:name="MinPods",type=integer,JSONPath=`.spec.minReplicas`
@@ -73,8 +73,10 @@ type PodAutoscalerSpec struct {
 	// whose scale selector picks the pods metrics are collected for.
 	ScaleTargetRef autoscalingv2.CrossVersionObjectReference `json:"scaleTargetRef"`
 
-	// minReplicas is the lower limit of the replica count. Defaults to 1.
+	// minReplicas is the lower limit of the replica count. Defaults to 1,
+	// set by the API server as for a HorizontalPodAutoscaler.
 	// +optional
+	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 

@@ -109,7 +109,7 @@ func TestCRDManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := crd.Spec
-	if s.Group != GroupName || s.Names.Kind != Kind || len(s.Names.ShortNames) != 1 || s.Names.ShortNames[0] != "pa" {
+	if s.Group != GroupName || s.Names.Kind != Kind || len(s.Names.ShortNames) != 1 || s.Names.ShortNames[0] != "tpa" {
 		t.Fatalf("names %+v", s)
 	}
 	if len(s.Versions) != 1 || s.Versions[0].Name != Version || s.Versions[0].Subresources["status"] == nil {

@@ -1,5 +1,6 @@
 // Package app builds the tidal command: flags, wiring of clients, cloud
-// provider and loops, leader election, the HTTP endpoints, and `tidal local`.
+// provider and loops, leader election and the HTTP endpoints (`tidal local`
+// is the tidal-local binary, cmd/tidal-local).
 package app
 
 import (
@@ -59,7 +60,7 @@ func newCommand(start starter) *cobra.Command {
 	opts.AddFlags(fs)
 	addLoggingFlags(fs, logging)
 	cmd.Flags().BoolVar(&showVersion, "version", false, "Print tidal's version and exit.")
-	cmd.AddCommand(newLocalCommand(opts, logging))
+	cmd.AddCommand(newLocalStub())
 	return cmd
 }
 

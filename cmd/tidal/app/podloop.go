@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/cache"
@@ -47,7 +49,7 @@ type simulatedMetricsKey struct{}
 
 // WithSimulatedMetrics returns a context that makes Run's pod loop, under
 // --hpa-metrics-source=simulated, read its metrics from s: whoever holds s
-// (tidal local's demo, a test) sets the load. Without it, the simulated
+// (tidal-local's demo, a test) sets the load. Without it, the simulated
 // source starts with no load and every metric is invalid until one is set.
 func WithSimulatedMetrics(ctx context.Context, s *metrics.Simulated) context.Context {
 	return context.WithValue(ctx, simulatedMetricsKey{}, s)
@@ -65,10 +67,10 @@ func newPodLoop(env *loopEnv) (func(context.Context), error) {
 	if err != nil {
 		return nil, err
 	}
-	var hpaInformer cache.SharedIndexInformer
-	if o.HPAObjects {
-		hpaInformer = env.factory.Autoscaling().V2().HorizontalPodAutoscalers().Informer()
-	}
+	// HorizontalPodAutoscalers are watched in either mode: driven with
+	// --hpa-objects, else to keep off targets an HPA drives (AmbiguousOwner).
+	hpas := env.factory.Autoscaling().V2().HorizontalPodAutoscalers()
+	hpas.Informer()
 	env.workloads = newWorkloads(env.factory)
 	// Until its controller runs, the pod loop shows life itself (while it
 	// waits for the CRD); a pod loop that stopped shows none, and /healthz
@@ -78,7 +80,7 @@ func newPodLoop(env *loopEnv) (func(context.Context), error) {
 	env.health.track(podLoopName, alive.last)
 	return func(ctx context.Context) {
 		defer env.health.untrack(podLoopName)
-		err := runPodLoop(ctx, env, pods, hpaInformer, alive)
+		err := runPodLoop(ctx, env, pods, hpas, alive)
 		if err != nil && ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "Pod loop stopped; the node loop carries on, and /healthz fails after --max-inactivity")
 			<-ctx.Done()
@@ -94,7 +96,7 @@ func (a *activity) last() time.Time  { return time.Unix(0, a.unixNano.Load()) }
 
 // runPodLoop builds the clients, the metric source and the store, then runs
 // the controller until ctx ends. The shared informers have synced.
-func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hpaInformer cache.SharedIndexInformer, alive *activity) error {
+func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hpas autoscalinginformers.HorizontalPodAutoscalerInformer, alive *activity) error {
 	o := env.opts.HPA
 	logger := klog.FromContext(ctx).WithName("podloop")
 	ctx = klog.NewContext(ctx, logger)
@@ -111,13 +113,15 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 	}
 
 	var store controller.Store
-	if hpaInformer != nil {
-		store = controller.NewHPAStore(hpaInformer, controller.HPAClientFor(env.client))
+	var others controller.OtherAutoscalers
+	if o.HPAObjects {
+		store = controller.NewHPAStore(hpas.Informer(), controller.HPAClientFor(env.client))
 		logger.Info("Driving autoscaling/v2 HorizontalPodAutoscalers (--hpa-objects)")
 	} else {
 		if store, err = podAutoscalerStore(ctx, env, disc, alive); err != nil || store == nil {
 			return err
 		}
+		others = controller.HPAOwners(hpas.Lister())
 	}
 	c, err := controller.New(controller.Config{
 		Store:      store,
@@ -132,6 +136,8 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 		Observer:   env.podMetrics.observer,
 		OnRescale:  env.provisionAhead,
 		Capacity:   env.nodeLoop.CapacityFor,
+
+		OtherAutoscalers: others,
 	})
 	if err != nil {
 		return err
@@ -142,7 +148,14 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 		// pipeline pushing its samples would allow.
 		sim.OnChange(c.EnqueueAll)
 	}
-	if hpaInformer == nil {
+	if others != nil {
+		// A PodAutoscaler learns at once that an HPA came or went on its
+		// target, not at its next periodic sync.
+		if _, err := hpas.Informer().AddEventHandler(hpaTargetEvents(c.EnqueueNamespaces)); err != nil {
+			return fmt.Errorf("pod loop: watch HorizontalPodAutoscalers: %w", err)
+		}
+	}
+	if !o.HPAObjects {
 		go store.Informer().Run(ctx.Done())
 		if !cache.WaitForCacheSync(ctx.Done(), store.Informer().HasSynced) {
 			return nil
@@ -239,5 +252,30 @@ func waitForPodAutoscalers(ctx context.Context, disc discovery.DiscoveryInterfac
 			return false
 		case <-time.After(next):
 		}
+	}
+}
+
+// hpaTargetEvents calls enqueue with the namespace of every
+// HorizontalPodAutoscaler added or deleted, or whose scale target changed
+// (not on its status writes, which the HPA controller makes every sync).
+func hpaTargetEvents(enqueue func(namespaces []string)) cache.ResourceEventHandler {
+	ns := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if h, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+			enqueue([]string{h.Namespace})
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: ns,
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*autoscalingv2.HorizontalPodAutoscaler)
+			c, ok2 := cur.(*autoscalingv2.HorizontalPodAutoscaler)
+			if ok1 && ok2 && o.Spec.ScaleTargetRef != c.Spec.ScaleTargetRef {
+				ns(cur)
+			}
+		},
+		DeleteFunc: ns,
 	}
 }

@@ -92,7 +92,7 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	logger.Info("Serving /healthz and /metrics", "address", opts.Address)
 
 	env := &loopEnv{opts: opts, restConfig: restCfg, client: client, registry: reg, health: h,
-		nodeMetrics: core.NewMetrics(reg), podMetrics: newPodLoopMetrics(reg), wrapCloud: s.cloud,
+		nodeMetrics: core.NewMetrics(reg, opts.EmitPerNodeGroupMetrics), podMetrics: newPodLoopMetrics(reg), wrapCloud: s.cloud,
 		localCloudGuard: s.localCloudGuard}
 	run := func(ctx context.Context) error { return runLoops(ctx, env) }
 	if !opts.LeaderElect {

@@ -3,7 +3,6 @@ package app
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -59,17 +58,4 @@ func scrape(addr string, each func(line string) error) error {
 		}
 	}
 	return sc.Err()
-}
-
-// dialAddress turns a listen address (":8085", "0.0.0.0:8085") into one to
-// connect to on this machine.
-func dialAddress(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return listen
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
 }

@@ -1,16 +1,19 @@
-package app
+package localapp
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
@@ -51,11 +54,11 @@ func (s *demoStory) pass(ctx context.Context, n int, ahead bool) (passResult, er
 	opts.ScaleUp.ProvisionAhead = ahead
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- Run(runCtx, &opts) }()
+	go func() { done <- app.Run(runCtx, &opts) }()
 	addr := dialAddress(opts.Address)
 	p := &demoPass{client: s.client, sim: s.sim, tl: s.tl, ns: fmt.Sprintf("demo-%d", n), ahead: ahead,
 		stabilization: opts.HPA.DownscaleStabilizationWindow,
-		scaleUps:      func() (float64, error) { return metricSum(addr, "tidal_scale_ups_total") }}
+		scaleUps:      func() (float64, error) { return app.MetricSum(addr, "tidal_scale_ups_total") }}
 	res, err := p.play(ctx)
 	if err != nil && ctx.Err() == nil {
 		s.tl.note("%s stopped: %v", p.label(), err)
@@ -127,4 +130,17 @@ func dur(d time.Duration) string {
 		return "-"
 	}
 	return seconds(d)
+}
+
+// dialAddress turns a listen address (":8085", "0.0.0.0:8085") into one to
+// connect to on this machine.
+func dialAddress(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }

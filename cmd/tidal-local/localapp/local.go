@@ -1,4 +1,8 @@
-package app
+// Package localapp builds the tidal-local command: tidal against a real
+// Kubernetes control plane embedded in the process (localcluster) and the
+// local cloud, with a live timeline and the demo `make run` plays. It is a
+// binary of its own so that the production tidal links no control plane.
+package localapp
 
 import (
 	"context"
@@ -14,12 +18,13 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
 	"github.com/tidal-autoscaler/tidal/localcluster"
 )
 
-// localOptions are the flags only `tidal local` has.
+// localOptions are the flags only tidal-local has.
 type localOptions struct {
 	duration      time.Duration
 	demo          bool
@@ -34,18 +39,24 @@ type localOptions struct {
 	keepRunning bool
 }
 
-func newLocalCommand(opts *config.Options, logging *logsapi.LoggingConfiguration) *cobra.Command {
+// NewCommand returns the tidal-local command: tidal, with every flag of
+// tidal, against an embedded cluster and the local cloud.
+func NewCommand() *cobra.Command {
+	opts := config.NewOptions()
+	var logging *logsapi.LoggingConfiguration
 	lo := &localOptions{demo: true}
 	cmd := &cobra.Command{
-		Use:   "local",
+		Use:   "tidal-local",
 		Short: "Run tidal against an embedded Kubernetes cluster and a local cloud, with a live timeline",
 		Long: "Starts a real Kubernetes control plane in this process (etcd, kube-apiserver, kube-scheduler, " +
 			"controllers, simulated kubelets), a local cloud whose node groups create Nodes, and tidal's loops " +
 			"against them. Prints a kubeconfig path for kubectl and a live timeline. Every flag of tidal applies.",
-		Args: cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("cloud-provider") && opts.CloudProvider != config.CloudProviderLocal {
-				return fmt.Errorf("--cloud-provider=%s: tidal local runs the local cloud only", opts.CloudProvider)
+				return fmt.Errorf("--cloud-provider=%s: tidal-local runs the local cloud only", opts.CloudProvider)
 			}
 			opts.CloudProvider = config.CloudProviderLocal
 			// The local cluster runs no HPA controller and no metrics
@@ -59,17 +70,18 @@ func newLocalCommand(opts *config.Options, logging *logsapi.LoggingConfiguration
 			if err := lo.validate(opts); err != nil {
 				return err
 			}
-			if err := applyLogging(logging); err != nil {
+			if err := app.ApplyLogging(logging); err != nil {
 				return err
 			}
-			ctx, stop := signalContext()
+			ctx, stop := app.SignalContext()
 			defer stop()
 			return runLocal(ctx, opts, lo, cmd.OutOrStdout())
 		},
 	}
 	fs := cmd.Flags()
+	logging = app.AddFlags(cmd, opts)
 	fs.DurationVar(&lo.duration, "duration", 0, "Stop after this long; 0 runs until Ctrl-C.")
-	fs.BoolVar(&lo.demo, "demo", lo.demo, "Play the demo: a load step on a web Deployment and back, with provision-ahead and without, then a summary. --demo=false starts an empty cluster for your own manifests.")
+	fs.BoolVar(&lo.demo, "demo", lo.demo, "Play the demo: a load step on a web Deployment and back, with provision-ahead and without, then a summary. --demo=false starts an empty cluster for your own manifests; annotate their autoscalers with "+SimulatedLoadAnnotation+"=cpu=1500m (METRIC=TOTAL,...) to set the load they see.")
 	fs.BoolVar(&lo.keepRunning, "keep-running", false, "After the demo, keep the cluster and tidal running until Ctrl-C (or --duration).")
 	fs.StringVar(&lo.dir, "dir", "", "Directory for the cluster's data, kubeconfig and logs. Empty uses a new temporary directory, removed at exit.")
 	fs.BoolVar(&lo.clusterLog, "cluster-log", false, "Write the control plane's own logs (apiserver, scheduler, controllers) to cluster.log in the directory.")
@@ -131,13 +143,20 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 	}
 	// The demo sets the load through sim (sim.Set("demo/cpu", ...)).
 	sim := metrics.NewSimulated()
-	ctx = WithSimulatedMetrics(ctx, sim)
+	ctx = app.WithSimulatedMetrics(ctx, sim)
 
 	tl := newTimeline(cluster.Client, out, started)
 	timelineCtx, stopTimeline := context.WithCancel(ctx)
 	timelineDone := make(chan struct{})
 	go func() { defer close(timelineDone); tl.run(timelineCtx) }()
 	defer func() { stopTimeline(); <-timelineDone }()
+	if runOpts.HPA.MetricsSource == config.MetricsSourceSimulated {
+		stopLoads, err := watchSimulatedLoads(ctx, cluster, sim, tl)
+		if err != nil {
+			return err
+		}
+		defer stopLoads()
+	}
 	if lo.demo {
 		story := &demoStory{client: cluster.Client, opts: runOpts, sim: sim, tl: tl, out: out}
 		if err := story.play(ctx); err != nil {
@@ -148,14 +167,14 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 		}
 		fmt.Fprintln(out, "\nThe demo is over; tidal keeps running (Ctrl-C stops it).")
 	}
-	if err := Run(ctx, &runOpts); err != nil {
+	if err := app.Run(ctx, &runOpts); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "Stopped cleanly.")
 	return nil
 }
 
-// validate checks the flags only tidal local has.
+// validate checks the flags only tidal-local has.
 func (lo *localOptions) validate(opts *config.Options) error {
 	if err := lo.checkDemo(opts); err != nil {
 		return err
@@ -187,7 +206,7 @@ func (lo *localOptions) checkDemo(opts *config.Options) error {
 }
 
 // localTimers shortens, for flags the user did not set, the waits meant for
-// production clusters, so that tidal local reacts within seconds: a node
+// production clusters, so that tidal-local reacts within seconds: a node
 // unneeded for 10s goes, scale-down may follow a scale-up after 5s, and the
 // pod loop syncs every 5s and stabilizes scale-downs over 15s.
 func localTimers(fs *pflag.FlagSet, opts *config.Options) {

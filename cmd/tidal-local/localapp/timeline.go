@@ -1,4 +1,4 @@
-package app
+package localapp
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/core"
 	"github.com/tidal-autoscaler/tidal/hpa/controller"
 )
@@ -181,7 +182,7 @@ func (t *timeline) newEvents(ctx context.Context) []string {
 	var order []string
 	t.mu.Lock()
 	for _, e := range list.Items {
-		if e.Source.Component != ComponentName || t.seenEvents[e.UID] {
+		if e.Source.Component != app.ComponentName || t.seenEvents[e.UID] {
 			continue
 		}
 		t.seenEvents[e.UID] = true

@@ -1,4 +1,4 @@
-package app
+package localapp
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// A busy API server port is a plain error from tidal local, naming the
+// A busy API server port is a plain error from tidal-local, naming the
 // port, not a panic in the cluster's clean-up.
 func TestLocalReportsABusyAPIServerPort(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -16,7 +16,7 @@ func TestLocalReportsABusyAPIServerPort(t *testing.T) {
 	}
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
-	err = execute("local", "--demo=false", "--duration=30s", "--leader-elect=false", "--address=127.0.0.1:0",
+	err = execute("--demo=false", "--duration=30s", "--leader-elect=false", "--address=127.0.0.1:0",
 		fmt.Sprintf("--api-server-port=%d", port))
 	want := fmt.Sprintf("listen for kube-apiserver on 127.0.0.1:%d", port)
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "address already in use") {

@@ -1,0 +1,62 @@
+package localapp
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
+)
+
+// execute runs tidal-local with args, its output discarded, and returns its
+// error.
+func execute(args ...string) error {
+	cmd := NewCommand()
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	return cmd.Execute()
+}
+
+// Flags tidal-local cannot run with fail with a message naming the flag,
+// before any part of the cluster starts.
+func TestMalformedFlagsFailBeforeTheClusterStarts(t *testing.T) {
+	wantErr := map[string]string{
+		"--nodes=3:1:general-a":    `--nodes="3:1:general-a"`,
+		"--cloud-provider=aws":     `tidal-local runs the local cloud only`,
+		"--duration=-1s":           `--duration=-1s must not be negative`,
+		"--api-server-port=70000":  `--api-server-port=70000 is not a port number`,
+		"--api-server-port=-1":     `--api-server-port=-1 is not a port number`,
+		"--hpa-objects=false":      `--hpa-objects=false: the demo drives a HorizontalPodAutoscaler`,
+		"--hpa-metrics-source=api": `--hpa-metrics-source=api: the demo's load is simulated`,
+		"--hpa=false":              `--hpa=false: the demo needs the pod loop`,
+		"--scan-interval=soon":     `invalid argument "soon" for "--scan-interval"`,
+		"extra-arg":                `unknown command "extra-arg"`,
+	}
+	for args, want := range wantErr {
+		if err := execute(strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("tidal-local %s: error = %v, want it to contain %q", args, err, want)
+		}
+	}
+}
+
+// Every flag of the production tidal command is a flag of tidal-local too
+// (help and version are each command's own).
+func TestLocalAcceptsEveryTidalFlag(t *testing.T) {
+	local := NewCommand().Flags()
+	tidal := app.NewCommand()
+	n := 0
+	check := func(f *pflag.Flag) {
+		n++
+		if f.Name != "help" && f.Name != "version" && local.Lookup(f.Name) == nil {
+			t.Errorf("tidal-local does not accept --%s, a flag of tidal", f.Name)
+		}
+	}
+	tidal.PersistentFlags().VisitAll(check)
+	tidal.Flags().VisitAll(check)
+	if n < 20 {
+		t.Fatalf("tidal has %d flags: the check read the wrong flag sets", n)
+	}
+}
