@@ -88,6 +88,9 @@ type NodeLoop struct {
 	// scaleDownDue is when an unneeded node will be due for removal (zero:
 	// none); the loop wakes then instead of at its next scan.
 	scaleDownDue time.Time
+	// recheck, when set, is how soon to decide again for pending pods the
+	// last decision placed on ready nodes (see nextRecheck).
+	recheck time.Duration
 	lastScaleUp  time.Time
 
 	// lifetime is Run's context: removals in the background end with it.
@@ -330,6 +333,9 @@ func (l *NodeLoop) nextWait() time.Duration {
 	if until := l.scaleDownDue.Sub(l.clock.Now()); until > 0 && until+10*time.Millisecond < wait {
 		wait = until + 10*time.Millisecond
 	}
+	if l.recheck > 0 && l.recheck < wait {
+		wait = l.recheck
+	}
 	return wait
 }
 
@@ -409,6 +415,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	}
 	err = l.scaleUp(ctx, obs, report)
 	l.waiters.update(obs.pending, report.plan)
+	l.recheck = nextRecheck(report.plan, l.recheck, l.opts.ScanInterval)
 	if err != nil {
 		return err
 	}

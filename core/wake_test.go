@@ -4,9 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // The node loop wakes when an unneeded node becomes due for removal, not
@@ -58,5 +60,36 @@ func TestNodeLoopWakesWhenANodeIsDue(t *testing.T) {
 	l.scaleDownDue = now.Add(-time.Second)
 	if got := l.nextWait(); got != 10*time.Second {
 		t.Fatalf("a past due time made the loop sleep %v", got)
+	}
+}
+
+// After a decision that found pending pods a place on ready nodes, the
+// loop looks again soon, then less often while it stays so; pods that
+// await upcoming nodes, or no such pods, need no recheck.
+func TestNextRecheck(t *testing.T) {
+	scan := 10 * time.Second
+	fits := &scaleup.Plan{FitExisting: 2, Awaiting: map[types.UID]string{"a": "g"}}
+	awaits := &scaleup.Plan{FitExisting: 1, Awaiting: map[types.UID]string{"a": "g"}}
+	for _, tc := range []struct {
+		name string
+		plan *scaleup.Plan
+		last time.Duration
+		want time.Duration
+	}{
+		{"no decision", nil, 0, 0},
+		{"nothing pending fits", &scaleup.Plan{}, 4 * time.Second, 0},
+		{"pods await upcoming nodes only", awaits, 0, 0},
+		{"first time", fits, 0, 2 * time.Second},
+		{"again", fits, 2 * time.Second, 4 * time.Second},
+		{"up to the scan interval", fits, 8 * time.Second, scan},
+		{"stays at the scan interval", fits, scan, scan},
+	} {
+		if got := nextRecheck(tc.plan, tc.last, scan); got != tc.want {
+			t.Errorf("%s: recheck after %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	l := &NodeLoop{clock: clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0)), opts: Options{ScanInterval: scan}, recheck: 2 * time.Second}
+	if got := l.nextWait(); got != 2*time.Second {
+		t.Fatalf("with a recheck due in 2s the loop sleeps %v", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // TestScaleUpDecidesAgainWhenNewNodesLeaveAPodOut: 2 pods of 3 CPU get 2
@@ -23,6 +25,7 @@ func TestScaleUpDecidesAgainWhenNewNodesLeaveAPodOut(t *testing.T) {
 	const key = "startup-taint.cluster-autoscaler.kubernetes.io/setup"
 	groups := writeStartupTaintedGroup(t, "rp-g", key)
 	ns := newNamespace(t)
+	testenv.DumpOnFailure(t, cluster.Client, ns, "rp-")
 	createDeployment(t, deployment(ns, "web", 2, "3", "1Gi"))
 	waitUnschedulable(t, ns, "web", 2)
 	startTidal(t, append(wakeOnlyFlags, "--local-node-groups="+groups)...)

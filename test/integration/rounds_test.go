@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // TestScaleUpRoundsFillTheirOwnNewNodes: 8 pods of 1.5 CPU spread over
@@ -31,6 +33,7 @@ nodeGroups:
 - {name: sp-c, minSize: 0, maxSize: 6, zone: zone-c, cpu: "4", memory: 16Gi, provisioningDelay: 200ms, taints: [{key: %[1]q, value: "true", effect: NoSchedule}]}
 `, key))
 	ns := newNamespace(t)
+	testenv.DumpOnFailure(t, cluster.Client, ns, "sp-")
 	d := deployment(ns, "web", 8, "1500m", "1Gi")
 	d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
 		MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To[int32](3),
