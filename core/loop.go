@@ -90,8 +90,8 @@ type NodeLoop struct {
 	scaleDownDue time.Time
 	// recheck, when set, is how soon to decide again for pending pods the
 	// last decision placed on ready nodes (see nextRecheck).
-	recheck time.Duration
-	lastScaleUp  time.Time
+	recheck     time.Duration
+	lastScaleUp time.Time
 
 	// lifetime is Run's context: removals in the background end with it.
 	lifetime     context.Context
