@@ -24,7 +24,7 @@ var scaleUpFlags = []string{"--scan-interval=2s", "--leader-elect=false"}
 // wakes the node loop (a pod becoming unschedulable, the cloud telling of
 // failed launches, new nodes ready while pods wait for them) makes it act
 // after its first iteration.
-var wakeOnlyFlags = []string{"--scan-interval=1h", "--max-inactivity=2h", "--leader-elect=false"}
+var wakeOnlyFlags = []string{"--scan-interval=1h", "--max-inactivity=2h", "--max-failing-time=3h", "--leader-elect=false"}
 
 func createDeployment(t *testing.T, d *appsv1.Deployment) {
 	t.Helper()
