@@ -37,7 +37,7 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(BIN) ./cmd/tidal
 
 build-local:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(LOCAL_BIN) ./cmd/tidal-local
+	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(LOCAL_BIN) ./cmd/tidal-local
 
 # The local demo: an embedded cluster, the local cloud, both loops and a live
 # timeline. Pass flags with ARGS, e.g. make run ARGS="--duration=2m -v=2".
