@@ -358,7 +358,7 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 	release := holdPods(t, ns, waitRunning(t, ns, "web", 2, 30*time.Second))
 
 	run := func(extra ...string) *exec.Cmd {
-		args := append([]string{"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + freeAddress(t),
+		args := append([]string{"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + freeAddress(t), "--cloud-provider=local",
 			"--local-node-groups=" + groupsFile}, append(scaleDownFlags, extra...)...)
 		cmd := exec.Command(bin, args...)
 		logPath := filepath.Join(t.TempDir(), "tidal.log")
