@@ -122,7 +122,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader keeps trying to renew before giving up leadership.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often to try to acquire or renew the lease.")
 
-	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider, required by tidal: aws, or local (a simulated cloud that creates Node objects itself; only for a cluster whose nodes it created, such as tidal local's).")
+	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider, required by tidal: aws, or local (a simulated cloud that creates Node objects itself; only for a cluster whose nodes it created, such as tidal-local's).")
 	fs.StringVar(&o.LocalNodeGroups, "local-node-groups", o.LocalNodeGroups, "YAML file describing the local cloud's node groups (local provider only). Empty uses three built-in pools in two zones.")
 	fs.StringArrayVar(&o.NodeGroupFlags, "nodes", o.NodeGroupFlags, "A node group to manage, MIN:MAX:NAME. Repeat for several groups.")
 
@@ -154,7 +154,7 @@ func (o *Options) Validate() error {
 	case CloudProviderLocal, CloudProviderAWS:
 	case "":
 		errs = append(errs, errors.New("--cloud-provider is required: aws, or local for a simulated cloud "+
-			"(only for a cluster whose nodes it created; `tidal local` starts a cluster with one)"))
+			"(only for a cluster whose nodes it created; `tidal-local` starts a cluster with one)"))
 	default:
 		errs = append(errs, fmt.Errorf("--cloud-provider=%q: want %q or %q", o.CloudProvider, CloudProviderLocal, CloudProviderAWS))
 	}

@@ -51,7 +51,7 @@ func checkLocalCloudCluster(ctx context.Context, client kubernetes.Interface) er
 	}
 	if foreign := foreignNodes(nodes.Items); len(foreign) > 0 {
 		return fmt.Errorf("--cloud-provider=local: the cluster has %d node(s) the local cloud did not create (%s): "+
-			"the local cloud adds simulated Nodes and is only for its own clusters, such as tidal local's; "+
+			"the local cloud adds simulated Nodes and is only for its own clusters, such as tidal-local's; "+
 			"use --cloud-provider=aws for a real cluster", len(foreign), strings.Join(foreign, ", "))
 	}
 	return nil

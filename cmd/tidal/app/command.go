@@ -33,7 +33,7 @@ type starter func(cmd *cobra.Command, opts *config.Options, logging *logsapi.Log
 func newCommand(start starter) *cobra.Command {
 	opts := config.NewOptions()
 	// No silent default: plain `tidal --kubeconfig ...` used to start the
-	// local cloud in a real cluster. tidal local sets its own.
+	// local cloud in a real cluster. tidal-local sets its own.
 	opts.CloudProvider = ""
 	logging := logsapi.NewLoggingConfiguration()
 	var showVersion bool
