@@ -44,6 +44,7 @@ func (d *decision) apply(ctx context.Context, choice expander.Decision, work []e
 		d.planned[g.ID] += est.NodeCount
 		for _, name := range est.Nodes {
 			d.plannedNodes[name] = len(d.plan.ScaleUps) + len(ups)
+			d.plannedOrder = append(d.plannedOrder, name)
 		}
 		ups = append(ups, ScaleUp{Group: g.ID, From: from, To: from + est.NodeCount, Max: g.Max, Pods: est.Pods,
 			Decision: choice, Balanced: balanced, Estimates: summary})

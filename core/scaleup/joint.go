@@ -48,7 +48,7 @@ type packing struct {
 // groups can host each pod group. It returns nil when the deadline passed.
 func (d *decision) joint(ctx context.Context, work []estimator.Work, hosts map[*simulator.PodGroup][]string, groups []string, v variant) (*packing, error) {
 	j := &jointPacker{d: d, v: v, groups: groups, planned: map[string]int{}, byGroup: map[string][]*corev1.Pod{},
-		hosts: hosts, out: &packing{name: v.name, helped: map[string]bool{}}}
+		nodeGroup: map[string]string{}, hosts: hosts, out: &packing{name: v.name, helped: map[string]bool{}}}
 	if v.reverse {
 		j.groups = reversed(groups)
 		j.hosts = map[*simulator.PodGroup][]string{}
@@ -195,9 +195,6 @@ func (j *jointPacker) open(ctx context.Context, gc *simulator.GroupCheck) (*simu
 		}
 		if j.d.in.Checker.Fits(ctx, check, ni).IsSuccess() {
 			j.nodes = append(j.nodes, ni)
-			if j.nodeGroup == nil {
-				j.nodeGroup = map[string]string{}
-			}
 			j.nodeGroup[name] = id
 			j.planned[id]++
 			return check, true, nil

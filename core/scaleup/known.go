@@ -47,9 +47,9 @@ func (d *decision) placeOnKnown(ctx context.Context, remaining []pending) ([]pen
 // plannedInfos are the snapshot's nodes that this decision's scale-ups add.
 func (d *decision) plannedInfos() []fwk.NodeInfo {
 	snap := d.in.Checker.Snapshot()
-	out := make([]fwk.NodeInfo, 0, len(d.plannedNodes))
-	for _, ni := range snap.Infos() {
-		if _, ok := d.plannedNodes[ni.Node().Name]; ok {
+	out := make([]fwk.NodeInfo, 0, len(d.plannedOrder))
+	for _, name := range d.plannedOrder {
+		if ni := snap.NodeInfo(name); ni != nil {
 			out = append(out, ni)
 		}
 	}

@@ -201,6 +201,8 @@ type decision struct {
 	// plannedNodes maps the names of the nodes this decision's scale-ups
 	// add to the index of their scale-up in the plan.
 	plannedNodes map[string]int
+	// plannedOrder names those nodes in the order they were added.
+	plannedOrder []string
 	// credited are the pods later rounds placed on known nodes.
 	credited []*corev1.Pod
 	// filterDeadline ends filtering, leaving time for the estimates.

@@ -38,11 +38,10 @@ func (d *decision) wholePlan(ctx context.Context, remaining []pending, b before)
 	if d.in.greedyOnly || d.in.BalanceSimilar || greedy <= 1 || greedy > maxWholePlanNodes || d.timedOut() {
 		return nil
 	}
-	helped := d.greedyHelped()
-	if len(helped) > maxWholePlanPods || greedy <= d.lowerBound(helped) {
+	helped, groups := d.greedyHelped(), d.chosenGroups()
+	if len(helped) > maxWholePlanPods || greedy <= d.lowerBound(helped, groups) {
 		return nil
 	}
-	groups := d.chosenGroups()
 	// Every packing starts from the snapshot as the filter left it: the
 	// checks and hosts hold for each.
 	work, err := d.checks(ctx, remaining)
@@ -145,9 +144,9 @@ func (d *decision) chosenGroups() []string {
 // lowerBound is the fewest nodes of the chosen groups' largest template
 // that the pods' cpu and memory requests need: a plan with that many
 // nodes cannot be beaten.
-func (d *decision) lowerBound(pods map[string]*corev1.Pod) int {
+func (d *decision) lowerBound(pods map[string]*corev1.Pod, groups []string) int {
 	var cpu, mem, nodeCPU, nodeMem int64
-	for _, id := range d.chosenGroups() {
+	for _, id := range groups {
 		a := d.groupByID(id).Template.Node.Status.Allocatable
 		nodeCPU, nodeMem = max(nodeCPU, a.Cpu().MilliValue()), max(nodeMem, a.Memory().Value())
 	}
