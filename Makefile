@@ -30,6 +30,9 @@ PKG       ?= ./...
 BENCHTIME ?= 1s
 BENCH_TIMEOUT ?= 180m
 ARGS      ?=
+# staticcheck (unused code, deprecated APIs, bugs, style) from the module
+# proxy, at a fixed version; its checks are staticcheck's defaults.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: build build-local run test test-deps fuzz stress bench lint fmt clean
 
@@ -89,6 +92,7 @@ lint:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 fmt:
 	gofmt -w .

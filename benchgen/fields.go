@@ -88,7 +88,7 @@ func fieldsOf(obj runtime.Object, manager string, status bool) ([]byte, error) {
 	}
 	for _, e := range acc.GetManagedFields() {
 		if e.Manager == manager && (e.Subresource == "status") == status && e.FieldsV1 != nil {
-			return e.FieldsV1.Raw, nil
+			return e.FieldsV1.GetRawBytes(), nil
 		}
 	}
 	return nil, fmt.Errorf("managed fields of %s: no entry", manager)
@@ -134,7 +134,7 @@ func (f *fieldManagers) shapeSteps(key string, compute func() ([][]byte, error))
 func entry(manager, subresource, apiVersion string, at metav1.Time, raw []byte) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{
 		Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion,
-		Time: &at, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: bytes.Clone(raw)},
+		Time: &at, FieldsType: "FieldsV1", FieldsV1: fieldsV1(raw),
 		Subresource: subresource,
 	}
 }
@@ -181,7 +181,7 @@ func (f *fieldManagers) podRunning(p *corev1.Pod, ip string) error {
 		return err
 	}
 	e := entry(managerKubelet, "status", "v1", statusTime(p), nil)
-	e.FieldsV1.Raw = bytes.ReplaceAll(raw, []byte(placeholderIP), []byte(ip))
+	e.FieldsV1.SetRawBytes(bytes.ReplaceAll(raw, []byte(placeholderIP), []byte(ip)))
 	p.ManagedFields = append(p.ManagedFields, e)
 	return nil
 }
@@ -265,4 +265,11 @@ func (f *fieldManagers) nodeSteps(n, created *corev1.Node) ([][]byte, error) {
 		live = out
 	}
 	return raws, nil
+}
+
+// fieldsV1 holds a copy of raw.
+func fieldsV1(raw []byte) *metav1.FieldsV1 {
+	f := &metav1.FieldsV1{}
+	f.SetRawBytes(bytes.Clone(raw))
+	return f
 }

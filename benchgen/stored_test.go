@@ -112,7 +112,7 @@ func checkManagers(t *testing.T, obj metav1.Object, want ...string) {
 		if e.Subresource != "" {
 			m += "/" + e.Subresource
 		}
-		if e.FieldsV1 == nil || len(e.FieldsV1.Raw) < 20 || e.Operation != metav1.ManagedFieldsOperationUpdate {
+		if e.FieldsV1 == nil || len(e.FieldsV1.GetRawBytes()) < 20 || e.Operation != metav1.ManagedFieldsOperationUpdate {
 			t.Errorf("%s: entry of %s: %+v", obj.GetName(), m, e)
 		}
 		got = append(got, m)
@@ -224,12 +224,12 @@ func TestManagedFieldsAsTheFieldManagerWrites(t *testing.T) {
 	want := objects(each)
 	for i, o := range objects(c) {
 		for k, e := range o.GetManagedFields() {
-			if w := want[i].GetManagedFields()[k]; !bytes.Equal(e.FieldsV1.Raw, w.FieldsV1.Raw) {
-				t.Fatalf("%s: entry %d of %s is\n%s\nwant\n%s", o.GetName(), k, e.Manager, e.FieldsV1.Raw, w.FieldsV1.Raw)
+			if w := want[i].GetManagedFields()[k]; !bytes.Equal(e.FieldsV1.GetRawBytes(), w.FieldsV1.GetRawBytes()) {
+				t.Fatalf("%s: entry %d of %s is\n%s\nwant\n%s", o.GetName(), k, e.Manager, e.FieldsV1.GetRawString(), w.FieldsV1.GetRawString())
 			}
 		}
 	}
-	if p := c.RunningPods[1]; !strings.Contains(string(p.ManagedFields[1].FieldsV1.Raw), p.Status.PodIP) {
+	if p := c.RunningPods[1]; !strings.Contains(string(p.ManagedFields[1].FieldsV1.GetRawBytes()), p.Status.PodIP) {
 		t.Errorf("%s: kubelet fields do not name pod IP %s", p.Name, p.Status.PodIP)
 	}
 }

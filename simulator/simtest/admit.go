@@ -65,7 +65,7 @@ func Admit(p *corev1.Pod, r *rand.Rand) {
 	}
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate,
 		APIVersion: "v1", Time: ptr.To(p.CreationTimestamp), FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:generateName":{},"f:labels":{},"f:ownerReferences":{}},"f:spec":{"f:containers":{}}}`)}}}
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:generateName":{},"f:labels":{},"f:ownerReferences":{}},"f:spec":{"f:containers":{}}}`)}}
 }
 
 func serviceAccountVolume(name string) corev1.Volume {

@@ -116,10 +116,10 @@ func comparePod(t *testing.T, got, want *corev1.Pod, subresources ...string) {
 			t.Errorf("%s: managed fields of the %q subresource: got %v, want %v", got.Name, sub, g != nil, w != nil)
 			continue
 		}
-		wraw := bytes.ReplaceAll(w.FieldsV1.Raw, []byte(oldOwner), []byte(newOwner))
-		if g.APIVersion != w.APIVersion || !bytes.Equal(g.FieldsV1.Raw, wraw) {
+		wraw := bytes.ReplaceAll(w.FieldsV1.GetRawBytes(), []byte(oldOwner), []byte(newOwner))
+		if g.APIVersion != w.APIVersion || !bytes.Equal(g.FieldsV1.GetRawBytes(), wraw) {
 			t.Errorf("%s: managed fields of the %q subresource (by %s):\n%s %s\nwant (by %s)\n%s %s", got.Name, sub,
-				g.Manager, g.APIVersion, g.FieldsV1.Raw, w.Manager, w.APIVersion, wraw)
+				g.Manager, g.APIVersion, g.FieldsV1.GetRawString(), w.Manager, w.APIVersion, wraw)
 		}
 	}
 	got = got.DeepCopy()
@@ -139,8 +139,8 @@ func compareReplicaSet(t *testing.T, got, want *appsv1.ReplicaSet) {
 	if !apiequality.Semantic.DeepEqual(got, w) {
 		t.Errorf("ReplicaSet %s as the API server stores it (+) and in benchgen's stored form (-):\n%s", got.Name, diff.Diff(w, got))
 	}
-	if g, w := managedFields(got, ""), managedFields(want, ""); g == nil || !bytes.Equal(g.FieldsV1.Raw, w.FieldsV1.Raw) {
-		t.Errorf("ReplicaSet %s: managed fields of its creation %v, want %s", got.Name, g, w.FieldsV1.Raw)
+	if g, w := managedFields(got, ""), managedFields(want, ""); g == nil || !bytes.Equal(g.FieldsV1.GetRawBytes(), w.FieldsV1.GetRawBytes()) {
+		t.Errorf("ReplicaSet %s: managed fields of its creation %v, want %s", got.Name, g, w.FieldsV1.GetRawString())
 	}
 }
 

@@ -50,7 +50,6 @@ type hpaMetricsLoad struct {
 type hpaMetricsAPI struct {
 	mu    sync.Mutex
 	loads map[string]*hpaMetricsLoad
-	calls map[string]int // namespace → requests served
 }
 
 var (
@@ -106,14 +105,8 @@ func (m *hpaMetricsAPI) setDown(ns string, down bool) {
 	m.update(ns, func(l *hpaMetricsLoad) { l.down = down })
 }
 
-func (m *hpaMetricsAPI) served(ns string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.calls[ns]
-}
-
 func hpaStartMetricsAPI() (*hpaMetricsAPI, error) {
-	m := &hpaMetricsAPI{loads: map[string]*hpaMetricsLoad{}, calls: map[string]int{}}
+	m := &hpaMetricsAPI{loads: map[string]*hpaMetricsLoad{}}
 	srv := httptest.NewUnstartedServer(m)
 	srv.StartTLS()
 	port, err := strconv.Atoi(srv.URL[strings.LastIndex(srv.URL, ":")+1:])
@@ -201,7 +194,6 @@ func (m *hpaMetricsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ns, rest := parts[4], parts[5:]
 	m.mu.Lock()
-	m.calls[ns]++
 	var l hpaMetricsLoad
 	if cur := m.loads[ns]; cur != nil {
 		l = hpaMetricsLoad{cpuMilli: cur.cpuMilli, down: cur.down, pods: hpaCopyMap(cur.pods), external: hpaCopyMap(cur.external)}

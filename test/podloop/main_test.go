@@ -73,7 +73,6 @@ func isReady(n *corev1.Node) bool { return core.IsNodeReady(n) }
 type tidal = testenv.Tidal
 
 var (
-	freeAddress = testenv.FreeAddress
 	writeGroups = testenv.WriteGroups
 	deployment  = testenv.Deployment
 	metricValue = testenv.MetricValue
