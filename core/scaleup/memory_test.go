@@ -27,7 +27,7 @@ func awaiting(t *testing.T) (*cluster, func() Input) {
 	chain, _ := expander.ParseChain("least-waste")
 	return c, func() Input {
 		return Input{Checker: c.checker, Pending: keys.Group(c.pending), Groups: append([]Group(nil), c.groups...), Chain: chain,
-			ExpanderContext: &expander.Context{Rand: rand.New(rand.NewPCG(1, 1))}}
+			ExpanderContext: &expander.Context{Seed: 1}}
 	}
 }
 
@@ -113,7 +113,7 @@ func TestMemoryNeverReusesAScaleUp(t *testing.T) {
 	c.pend(2, "web", "1", "1Gi", nil)
 	chain, _ := expander.ParseChain("least-waste")
 	in := Input{Checker: c.checker, Pending: simulator.NewEquivalenceKeys().Group(c.pending), Groups: c.groups, Chain: chain,
-		ExpanderContext: &expander.Context{Rand: rand.New(rand.NewPCG(1, 1))}}
+		ExpanderContext: &expander.Context{Seed: 1}}
 	var m Memory
 	for i := 0; i < 2; i++ {
 		plan, reused, err := m.Decide(context.Background(), in)
