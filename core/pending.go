@@ -1,9 +1,9 @@
 package core
 
 import (
-	"github.com/tidal-autoscaler/tidal/core/scaleup"
-
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // IsUnschedulable reports whether the scheduler tried pod and found no node
