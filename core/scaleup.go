@@ -107,24 +107,12 @@ func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, gro
 		BalanceSimilar:         l.opts.BalanceSimilarNodeGroups,
 		BalancingIgnoredLabels: l.opts.BalancingIgnoreLabels, BalancingLabels: l.opts.BalancingLabels,
 		Limits: scaleup.Limits{MaxNodesTotal: l.opts.MaxNodesTotal, MaxNodesPerScaleUp: l.opts.MaxNodesPerScaleUp,
-			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes},
+			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes}.WithUsage(o.nodes, groups),
+		MaxGroupBinpacking: l.opts.MaxNodeGroupBinpackingTime,
 	}
 	for name, n := range o.observed {
 		if !n.Ready {
 			in.NotReady[name] = true
-		}
-	}
-	in.MaxGroupBinpacking = l.opts.MaxNodeGroupBinpackingTime
-	for _, n := range o.nodes {
-		in.Limits.Nodes++
-		in.Limits.MilliCores += n.Status.Capacity.Cpu().MilliValue()
-		in.Limits.MemoryBytes += n.Status.Capacity.Memory().Value()
-	}
-	for _, g := range groups {
-		if g.Template != nil && g.Upcoming > 0 {
-			in.Limits.Nodes += g.Upcoming
-			in.Limits.MilliCores += int64(g.Upcoming) * g.Template.Node.Status.Capacity.Cpu().MilliValue()
-			in.Limits.MemoryBytes += int64(g.Upcoming) * g.Template.Node.Status.Capacity.Memory().Value()
 		}
 	}
 	return in
