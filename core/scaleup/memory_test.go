@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -82,6 +83,9 @@ func TestMemoryDecidesAgainWhenAnythingItReadChanged(t *testing.T) {
 		{"a limit", func(c *cluster, in *Input) { in.Limits.MaxNodesTotal = 3 }},
 		{"a node not ready", func(c *cluster, in *Input) { in.NotReady = map[string]bool{"g-1": true} }},
 		{"rounds", func(c *cluster, in *Input) { in.MaxRounds = 1 }},
+		{"balancing", func(c *cluster, in *Input) { in.BalanceSimilar = true }},
+		{"balancing labels", func(c *cluster, in *Input) { in.BalancingLabels = []string{"pool"} }},
+		{"a group's binpacking budget", func(c *cluster, in *Input) { in.MaxGroupBinpacking = time.Second }},
 		{"a pending pod more", func(c *cluster, in *Input) {
 			in.Pending = append(in.Pending, &simulator.PodGroup{Key: "other", Pods: []*corev1.Pod{c.pod("db", "1", "1Gi")}})
 		}},
@@ -104,6 +108,21 @@ func TestMemoryDecidesAgainWhenAnythingItReadChanged(t *testing.T) {
 				t.Fatalf("reused %v, err %v", reused, err)
 			}
 		})
+	}
+}
+
+// A decision that offered the expander no choice does not depend on the
+// seed: another seed reuses it.
+func TestMemoryReusesWhateverTheSeed(t *testing.T) {
+	_, input := awaiting(t)
+	var m Memory
+	if _, _, err := m.Decide(context.Background(), input()); err != nil {
+		t.Fatal(err)
+	}
+	in := input()
+	in.ExpanderContext = &expander.Context{Seed: 99}
+	if _, reused, err := m.Decide(context.Background(), in); err != nil || !reused {
+		t.Fatalf("another seed: reused %v, err %v; want the decision reused", reused, err)
 	}
 }
 
