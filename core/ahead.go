@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -10,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // Workload is a scale target whose pods the node loop can picture before
@@ -21,19 +22,17 @@ type Workload struct {
 	Selector              labels.Selector
 }
 
-func (w Workload) key() string { return w.Kind + "/" + w.Namespace + "/" + w.Name }
+func (w Workload) key() string { return w.pictured().Key() }
 
-// Annotations on the pods the node loop pictures (they never reach the API
-// server; the annotations say where they come from in status and logs).
+func (w Workload) pictured() scaleup.Pictured {
+	return scaleup.Pictured{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Template: w.Template}
+}
+
+// Annotations on the pods the node loop pictures; see package scaleup.
 const (
-	// AheadOfAnnotation marks a pod expected from a rescale, with the
-	// autoscaler that decided it.
-	AheadOfAnnotation = "tidal.dev/provision-ahead-for"
-	// HeadroomOfAnnotation marks a headroom pod, with its workload.
-	HeadroomOfAnnotation = "tidal.dev/headroom-for"
-	// HeadroomAnnotation, on a Deployment or StatefulSet, asks the node
-	// loop to keep room for that many more replicas.
-	HeadroomAnnotation = "autoscaling.tidal.dev/headroom-replicas"
+	AheadOfAnnotation    = scaleup.AheadOfAnnotation
+	HeadroomOfAnnotation = scaleup.HeadroomOfAnnotation
+	HeadroomAnnotation   = scaleup.HeadroomAnnotation
 )
 
 // aheadTTL is how long an expectation is kept when its pods do not appear.
@@ -113,31 +112,28 @@ func (l *NodeLoop) ForgetAhead(w Workload) {
 	delete(l.ahead.byKey, w.key())
 }
 
-// aheadPods pictures the pods of every expectation that do not exist yet.
-// An expectation whose pods all exist, or that expired, is dropped.
+// aheadPods pictures the pods of every expectation that do not exist yet
+// (scaleup.AheadPods), and forgets the expired expectations.
 func (l *NodeLoop) aheadPods(now time.Time) []*corev1.Pod {
 	l.ahead.mu.Lock()
 	defer l.ahead.mu.Unlock()
-	var out []*corev1.Pod
+	exps := make(map[string]scaleup.Expectation, len(l.ahead.byKey))
 	for key, e := range l.ahead.byKey {
-		if now.After(e.expires) {
-			delete(l.ahead.byKey, key)
-			continue
+		x := scaleup.Expectation{Workload: e.workload.pictured(), Replicas: e.replicas, Expires: e.expires, Satisfied: e.satisfied,
+			Source: e.source.Kind + " " + e.source.Namespace + "/" + e.source.Name}
+		if !e.satisfied {
+			x.Existing = l.existingPods(e.workload)
 		}
-		if e.satisfied {
-			continue
-		}
-		missing := e.replicas - l.existingPods(e.workload)
-		if missing <= 0 {
-			e.satisfied = true
-			continue
-		}
-		src := e.source.Kind + " " + e.source.Namespace + "/" + e.source.Name
-		for i := int32(0); i < missing; i++ {
-			out = append(out, picturePod(e.workload, "ahead", int(i), AheadOfAnnotation, src, nil))
-		}
+		exps[key] = x
 	}
-	return out
+	ahead := scaleup.AheadPods(exps, now)
+	for _, key := range ahead.Expired {
+		delete(l.ahead.byKey, key)
+	}
+	for _, key := range ahead.Satisfied {
+		l.ahead.byKey[key].satisfied = true
+	}
+	return ahead.Pods
 }
 
 // existingPods counts the workload's pods that exist and are not going
@@ -156,27 +152,5 @@ func (l *NodeLoop) existingPods(w Workload) int32 {
 	return n
 }
 
-// picturePod is a pod of w's template that does not exist: named after the
-// workload, with a stable UID so that its equivalence key is computed once.
-func picturePod(w Workload, kind string, i int, annotation, value string, priority *int32) *corev1.Pod {
-	name := fmt.Sprintf("%s-%s-%d", w.Name, kind, i)
-	p := &corev1.Pod{ObjectMeta: *w.Template.ObjectMeta.DeepCopy(), Spec: *w.Template.Spec.DeepCopy()}
-	p.Namespace, p.Name = w.Namespace, name
-	p.UID = types.UID(fmt.Sprintf("tidal-%s/%s/%d", kind, w.key(), i))
-	p.ResourceVersion = "1"
-	if p.Annotations == nil {
-		p.Annotations = map[string]string{}
-	}
-	p.Annotations[annotation] = value
-	if priority != nil {
-		p.Spec.Priority = priority
-	}
-	return p
-}
-
 // pictured reports whether a pod exists only in the node loop's mind.
-func pictured(p *corev1.Pod) bool {
-	_, ahead := p.Annotations[AheadOfAnnotation]
-	_, headroom := p.Annotations[HeadroomOfAnnotation]
-	return ahead || headroom
-}
+func pictured(p *corev1.Pod) bool { return scaleup.IsPictured(p) }

@@ -2,13 +2,13 @@ package core
 
 import (
 	"fmt"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // headroomPods pictures, for every Deployment and StatefulSet annotated
@@ -57,32 +57,24 @@ func (l *NodeLoop) headroomWorkloads() []headroomWorkload {
 // workload when its annotation is not a replica count.
 func (l *NodeLoop) pictureHeadroom(h headroomWorkload) []*corev1.Pod {
 	ref := &corev1.ObjectReference{APIVersion: "apps/v1", Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, UID: h.meta.UID}
-	raw := h.meta.Annotations[HeadroomAnnotation]
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 0 || n > maxHeadroom {
-		l.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom",
-			"annotation %s=%q: want a whole number of replicas from 0 to %d", HeadroomAnnotation, raw, maxHeadroom)
+	n, err := scaleup.ParseHeadroom(h.meta.Annotations[HeadroomAnnotation])
+	if err != nil {
+		l.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "%v", err)
 		return nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(h.selector)
-	if err != nil {
+	if _, err := metav1.LabelSelectorAsSelector(h.selector); err != nil {
 		l.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "no headroom kept: selector: %v", err)
 		return nil
 	}
-	w := Workload{Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, UID: h.meta.UID, Template: h.template, Selector: sel}
+	w := scaleup.Pictured{Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, Template: h.template}
 	src := fmt.Sprintf("%s %s/%s", h.kind, h.meta.Namespace, h.meta.Name)
 	l.ahead.mu.Lock()
 	l.ahead.sources[src] = ref
 	l.ahead.mu.Unlock()
 	priority := l.opts.ExpendablePodsPriorityCutoff
-	out := make([]*corev1.Pod, 0, n)
-	for i := 0; i < n; i++ {
-		p := picturePod(w, "headroom", i, HeadroomOfAnnotation, src, &priority)
+	out := scaleup.PicturePods(w, "headroom", n, HeadroomOfAnnotation, src, &priority)
+	for _, p := range out {
 		p.Annotations[scaledown.SafeToEvictAnnotation] = "true"
-		out = append(out, p)
 	}
 	return out
 }
-
-// maxHeadroom bounds the headroom one workload may ask for.
-const maxHeadroom = 1000

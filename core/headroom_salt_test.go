@@ -10,10 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/simulator/checkertest"
 	"github.com/tidal-autoscaler/tidal/simulator/simtest"
 )
 
@@ -21,21 +20,13 @@ import (
 // same headroom, listed in any order, gives the same key; other headroom,
 // or the same placed elsewhere, another.
 func TestHeadroomPlacementKeyNamesWhatWasPlaced(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	f := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
-	t.Cleanup(func() { cancel(); f.Shutdown() })
-	snap := simulator.NewSnapshot()
+	ctx := context.Background()
+	snap, checker := checkertest.New(t, nil)
 	for _, n := range []string{"a", "b", "c"} {
 		if _, err := snap.AddNode(statusNode(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	checker, err := simulator.NewChecker(ctx, snap, f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Start(ctx.Done())
-	f.WaitForCacheSync(ctx.Done())
 	l := &NodeLoop{checker: checker, keys: simulator.NewEquivalenceKeys()}
 	headroom := func(cpu string) []*corev1.Pod {
 		var out []*corev1.Pod

@@ -34,6 +34,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/simulator/factorylisters"
 )
 
 // Config is what the node loop is built from.
@@ -170,7 +171,11 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.rival = newRivalWatch(cfg.Client, cfg.Options.ClusterAutoscalerLeaseNamespace, cfg.Options.ClusterAutoscalerLeaseName, cfg.Clock, l.events)
 	l.actuator = newActuator(actuatorDeps{client: cfg.Client, pods: l.pods, podsSynced: pods.Informer().HasSynced,
 		events: l.events, status: l.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
-	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, cfg.Factory, cfg.Client); err != nil {
+	listers, err := factorylisters.New(cfg.Factory)
+	if err != nil {
+		return nil, err
+	}
+	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, listers, cfg.Client); err != nil {
 		return nil, err
 	}
 	return l, nil

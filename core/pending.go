@@ -1,9 +1,9 @@
 package core
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // IsUnschedulable reports whether the scheduler tried pod and found no node
@@ -61,25 +61,6 @@ func isTerminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-// podPriority is the pod's priority, 0 when unset.
-func podPriority(p *corev1.Pod) int32 {
-	if p.Spec.Priority != nil {
-		return *p.Spec.Priority
-	}
-	return 0
-}
-
 // PodScaleUpDelayAnnotation overrides --new-pod-scale-up-delay for a pod,
 // as in Cluster Autoscaler.
-const PodScaleUpDelayAnnotation = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
-
-// scaleUpDelay is how old a pending pod must be before it may trigger a
-// scale-up. A malformed annotation falls back to the default.
-func scaleUpDelay(p *corev1.Pod, def time.Duration) time.Duration {
-	if v, ok := p.Annotations[PodScaleUpDelayAnnotation]; ok {
-		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
-			return d
-		}
-	}
-	return def
-}
+const PodScaleUpDelayAnnotation = scaleup.PodScaleUpDelayAnnotation

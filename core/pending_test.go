@@ -2,7 +2,6 @@ package core
 
 import (
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,20 +40,5 @@ func TestPendingAndUnschedulable(t *testing.T) {
 		if got := IsUnschedulable(p); got != tc.unschedulable {
 			t.Errorf("%s: IsUnschedulable = %v, want %v", tc.name, got, tc.unschedulable)
 		}
-	}
-}
-
-func TestScaleUpDelay(t *testing.T) {
-	p := unschedulablePod()
-	if d := scaleUpDelay(p, 5*time.Second); d != 5*time.Second {
-		t.Fatalf("default delay %v", d)
-	}
-	p.Annotations = map[string]string{PodScaleUpDelayAnnotation: "30s"}
-	if d := scaleUpDelay(p, 5*time.Second); d != 30*time.Second {
-		t.Fatalf("annotated delay %v", d)
-	}
-	p.Annotations[PodScaleUpDelayAnnotation] = "soon"
-	if d := scaleUpDelay(p, 5*time.Second); d != 5*time.Second {
-		t.Fatalf("malformed annotation should fall back, got %v", d)
 	}
 }

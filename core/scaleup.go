@@ -1,10 +1,8 @@
 package core
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,13 +16,10 @@ import (
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
-// maxScaleUpAttempts bounds how often one iteration decides again after a
-// group refused to grow, each time without that group.
-const maxScaleUpAttempts = 3
-
 // scaleUp decides and carries out scale-ups for the pending pods. A group
 // whose IncreaseSize fails is backed off and the decision is made again at
-// once without it, so the next-best group is used in the same iteration.
+// once without it (scaleup.Retry), so the next-best group is used in the
+// same iteration.
 func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iterationReport) error {
 	start := l.clock.Now()
 	defer func() { l.cfg.Metrics.observe("scaleUp", l.clock.Since(start)) }()
@@ -32,10 +27,10 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 	if len(pods) == 0 {
 		return nil
 	}
-	podGroups := l.orderGroups(l.keys.Group(pods))
+	podGroups := scaleup.OrderGroups(l.keys.Group(pods), l.unfinished)
 	groups := l.decisionGroups(o)
-	for attempt := 0; attempt < maxScaleUpAttempts; attempt++ {
-		plan, reused, err := l.suMemory.Decide(ctx, l.decisionInput(o, podGroups, groups))
+	for attempt := 0; ; attempt++ {
+		plan, reused, err := l.decide(ctx, l.decisionInput(o, podGroups, groups))
 		if err != nil {
 			return fmt.Errorf("scale-up decision: %w", err)
 		}
@@ -44,76 +39,48 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 			l.cfg.Metrics.observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
 			l.cfg.Metrics.observe("scaleUp:estimate", plan.Timings.Estimate)
 		}
-		l.unfinished = groupKeys(plan.Unfinished)
-		failed := l.execute(ctx, o, plan, groups, report)
-		if len(failed) == 0 {
+		l.unfinished = plan.UnfinishedKeys()
+		results := l.execute(ctx, o, plan, report)
+		for _, r := range results {
+			if r.Refused != "" {
+				report.failedGroups = append(report.failedGroups, r.Group)
+			}
+		}
+		var again bool
+		if groups, again = scaleup.Retry(groups, results, attempt); !again {
 			break
 		}
-		report.failedGroups = append(report.failedGroups, failed...)
 	}
 	l.explainNoScaleUp(report.plan)
 	return nil
 }
 
-// selectPending drops pods that must not trigger a scale-up: expendable
-// ones (priority below the cutoff), ones younger than the scale-up delay,
-// and ones the simulation cannot judge. The rest are sorted, most important
-// first.
+// decide is the scale-up decision within --max-binpacking-time.
+func (l *NodeLoop) decide(ctx context.Context, in scaleup.Input) (*scaleup.Plan, bool, error) {
+	if l.opts.MaxBinpackingTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.opts.MaxBinpackingTime)
+		defer cancel()
+	}
+	return l.suMemory.Decide(ctx, in)
+}
+
+// selectPending keeps the pending pods that may trigger a scale-up
+// (scaleup.SelectPending), counts the others in the report and tells the
+// pods the simulation cannot judge why they wait.
 func (l *NodeLoop) selectPending(ctx context.Context, o *observation, report *iterationReport) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range o.pending {
-		switch {
-		case podPriority(p) < l.opts.ExpendablePodsPriorityCutoff:
-			report.expendable++
-		case o.now.Sub(p.CreationTimestamp.Time) < scaleUpDelay(p, l.opts.NewPodScaleUpDelay):
-			report.young++
-		case len(p.Spec.ResourceClaims) > 0:
-			report.unsupported++
-			l.events.onPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp",
-				"pod didn't trigger scale-up: it uses dynamic resource claims, which tidal does not simulate")
-		default:
-			out = append(out, p)
-		}
+	sel := scaleup.SelectPending(o.pending, o.now, scaleup.Selection{
+		PriorityCutoff: l.opts.ExpendablePodsPriorityCutoff, NewPodDelay: l.opts.NewPodScaleUpDelay})
+	report.expendable += sel.Expendable
+	report.young += sel.Young
+	report.unsupported += len(sel.Unsupported)
+	for _, p := range sel.Unsupported {
+		l.events.onPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp",
+			"pod didn't trigger scale-up: it uses dynamic resource claims, which tidal does not simulate")
 	}
-	slices.SortFunc(out, func(a, b *corev1.Pod) int {
-		return cmp.Or(cmp.Compare(podPriority(b), podPriority(a)), a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
-			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	klog.FromContext(ctx).V(4).Info("Pending pods", "unschedulable", len(o.pending), "considered", len(out),
+	klog.FromContext(ctx).V(4).Info("Pending pods", "unschedulable", len(o.pending), "considered", len(sel.Pods),
 		"expendable", report.expendable, "young", report.young)
-	return out
-}
-
-// orderGroups puts first, among groups of equal priority, those the last
-// decision left unfinished for lack of time, so every workload makes
-// progress across iterations.
-func (l *NodeLoop) orderGroups(groups []*simulator.PodGroup) []*simulator.PodGroup {
-	if len(l.unfinished) == 0 {
-		return groups
-	}
-	out := slices.Clone(groups)
-	slices.SortStableFunc(out, func(a, b *simulator.PodGroup) int {
-		if c := cmp.Compare(podPriority(b.Representative()), podPriority(a.Representative())); c != 0 {
-			return c
-		}
-		ua, ub := l.unfinished[a.Key], l.unfinished[b.Key]
-		switch {
-		case ua && !ub:
-			return -1
-		case ub && !ua:
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
-func groupKeys(groups []*simulator.PodGroup) map[string]bool {
-	out := make(map[string]bool, len(groups))
-	for _, g := range groups {
-		out[g.Key] = true
-	}
-	return out
+	return sel.Pods
 }
 
 func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
@@ -140,28 +107,12 @@ func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, gro
 		BalanceSimilar:         l.opts.BalanceSimilarNodeGroups,
 		BalancingIgnoredLabels: l.opts.BalancingIgnoreLabels, BalancingLabels: l.opts.BalancingLabels,
 		Limits: scaleup.Limits{MaxNodesTotal: l.opts.MaxNodesTotal, MaxNodesPerScaleUp: l.opts.MaxNodesPerScaleUp,
-			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes},
-		Now: l.clock.Now,
+			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes}.WithUsage(o.nodes, groups),
+		MaxGroupBinpacking: l.opts.MaxNodeGroupBinpackingTime,
 	}
 	for name, n := range o.observed {
 		if !n.Ready {
 			in.NotReady[name] = true
-		}
-	}
-	if l.opts.MaxBinpackingTime > 0 {
-		in.Deadline = l.clock.Now().Add(l.opts.MaxBinpackingTime)
-	}
-	in.MaxGroupBinpacking = l.opts.MaxNodeGroupBinpackingTime
-	for _, n := range o.nodes {
-		in.Limits.Nodes++
-		in.Limits.MilliCores += n.Status.Capacity.Cpu().MilliValue()
-		in.Limits.MemoryBytes += n.Status.Capacity.Memory().Value()
-	}
-	for _, g := range groups {
-		if g.Template != nil && g.Upcoming > 0 {
-			in.Limits.Nodes += g.Upcoming
-			in.Limits.MilliCores += int64(g.Upcoming) * g.Template.Node.Status.Capacity.Cpu().MilliValue()
-			in.Limits.MemoryBytes += int64(g.Upcoming) * g.Template.Node.Status.Capacity.Memory().Value()
 		}
 	}
 	return in
@@ -170,7 +121,7 @@ func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, gro
 // expanderContext gathers what the expanders consult: nodes per zone,
 // the cpu-to-memory shape of what runs now, prices and priorities.
 func (l *NodeLoop) expanderContext(o *observation, groups []scaleup.Group) *expander.Context {
-	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Rand: l.rand(),
+	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Seed: l.rand().Uint64(),
 		Priorities: l.prio.current()}
 	for _, n := range o.nodes {
 		ctx.ZoneNodes[n.Labels[corev1.LabelTopologyZone]]++
@@ -199,46 +150,60 @@ func (l *NodeLoop) expanderContext(o *observation, groups []scaleup.Group) *expa
 	return ctx
 }
 
-// execute asks the cloud for each scale-up's nodes and tells the pods. It
-// returns the groups that refused; they are backed off and marked
-// unavailable in groups, and the successful ones' targets are raised, so
-// a new decision starts from where this one left.
-func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Plan, groups []scaleup.Group, report *iterationReport) []string {
+// execute asks the cloud for each scale-up's nodes and tells the pods. A
+// group that refuses is backed off; its result says why, so the next
+// decision leaves it out.
+func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Plan, report *iterationReport) []scaleup.Result {
 	logger := klog.FromContext(ctx)
-	var failed []string
+	var results []scaleup.Result
 	for _, up := range plan.ScaleUps {
 		g := o.group(up.Group)
 		delta := up.To - up.From
 		logger.Info("Scaling up", "nodeGroup", up.Group, "from", up.From, "to", up.To, "pods", len(up.Pods),
 			"expander", up.Decision.Steps, "options", up.Estimates, "packing", packingOf(plan))
 		if err := g.group.IncreaseSize(delta); err != nil {
-			logger.Error(err, "Scale-up failed", "nodeGroup", up.Group)
-			l.state.BackOff(up.Group, l.clock.Now(), &cloudprovider.InstanceErrorInfo{
-				ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: err.Error()})
-			l.cfg.Metrics.failedScaleUp(up.Group, "cloudProviderError")
-			l.events.onStatus(l.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v", up.Group, delta, err)
-			l.tellFailed(up.Pods, up.Group, err.Error())
-			markUnavailable(groups, up.Group, l.state.Group(up.Group).BackoffReason)
-			failed = append(failed, up.Group)
+			results = append(results, scaleup.Result{Group: up.Group, Refused: l.refused(ctx, up, err)})
 			continue
 		}
 		g.target += delta
-		l.lastScaleUp = l.clock.Now()
 		report.scaledUp = true
-		markGrown(groups, up.Group, delta)
-		l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
-		l.cfg.Metrics.scaledUp(up.Group, delta)
-		l.cfg.Metrics.activity("scaleUp", l.clock.Now())
-		l.events.onStatus(l.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
-			up.Group, up.From, up.To, up.Max, picturedNote(up.Pods))
-		msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
-		for _, p := range up.Pods {
-			l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
-		}
-		l.tellSources(up.Pods, corev1.EventTypeNormal, "TriggeredScaleUp",
-			fmt.Sprintf("node group %s %d->%d (max: %d)", up.Group, up.From, up.To, up.Max))
+		results = append(results, scaleup.Result{Group: up.Group, Delta: delta})
+		l.grown(up)
 	}
-	return failed
+	return results
+}
+
+// refused backs off a group whose IncreaseSize failed with err and tells
+// the pods; it returns the backoff's reason.
+func (l *NodeLoop) refused(ctx context.Context, up scaleup.ScaleUp, err error) string {
+	klog.FromContext(ctx).Error(err, "Scale-up failed", "nodeGroup", up.Group)
+	l.state.BackOff(up.Group, l.clock.Now(), &cloudprovider.InstanceErrorInfo{
+		ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: err.Error()})
+	l.cfg.Metrics.failedScaleUp(up.Group, "cloudProviderError")
+	l.events.onStatus(l.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v",
+		up.Group, up.To-up.From, err)
+	l.tellFailed(up.Pods, up.Group, err.Error())
+	if why := l.state.Group(up.Group).BackoffReason; why != "" {
+		return why
+	}
+	return "IncreaseSizeFailed"
+}
+
+// grown records a scale-up the cloud accepted and tells the pods.
+func (l *NodeLoop) grown(up scaleup.ScaleUp) {
+	delta := up.To - up.From
+	l.lastScaleUp = l.clock.Now()
+	l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
+	l.cfg.Metrics.scaledUp(up.Group, delta)
+	l.cfg.Metrics.activity("scaleUp", l.clock.Now())
+	l.events.onStatus(l.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
+		up.Group, up.From, up.To, up.Max, picturedNote(up.Pods))
+	msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
+	for _, p := range up.Pods {
+		l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
+	}
+	l.tellSources(up.Pods, corev1.EventTypeNormal, "TriggeredScaleUp",
+		fmt.Sprintf("node group %s %d->%d (max: %d)", up.Group, up.From, up.To, up.Max))
 }
 
 // tellFailed tells pods that counted on a scale-up of group that it
@@ -273,23 +238,6 @@ func picturedNote(pods []*corev1.Pod) string {
 		return ""
 	}
 	return fmt.Sprintf(" for %d pod(s), %s", len(pods), strings.Join(parts, " and "))
-}
-
-func markUnavailable(groups []scaleup.Group, id, reason string) {
-	for i := range groups {
-		if groups[i].ID == id {
-			groups[i].Unavailable = reason
-		}
-	}
-}
-
-func markGrown(groups []scaleup.Group, id string, delta int) {
-	for i := range groups {
-		if groups[i].ID == id {
-			groups[i].Target += delta
-			groups[i].Upcoming += delta
-		}
-	}
 }
 
 // explainNoScaleUp tells each pod no group can help why, per node group,

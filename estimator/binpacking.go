@@ -6,9 +6,9 @@ package estimator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -27,12 +27,6 @@ type Limits struct {
 	// MaxNodes is the most new nodes the estimate may use (group headroom,
 	// cluster limits, --max-nodes-per-scaleup): 0 means none.
 	MaxNodes int
-	// Deadline stops packing when passed, once the estimate has a node, so
-	// that an estimate out of time still offers what fits on one; zero
-	// means no deadline.
-	Deadline time.Time
-	// Now reads the clock; nil means time.Now.
-	Now func() time.Time
 }
 
 // Estimate is how many nodes of a group help which pods.
@@ -57,6 +51,7 @@ type Estimate struct {
 // Binpack packs work onto new copies of tmpl, first-fit over pod groups in
 // decreasing size. The snapshot is left as it was unless keep is set, in
 // which case the new nodes and pods stay (in the snapshot's current fork).
+// The context's deadline bounds the packing (see Estimate.TimedOut).
 func Binpack(ctx context.Context, c *simulator.Checker, tmpl *simulator.NodeTemplate, work []Work, lim Limits, keep bool) (*Estimate, error) {
 	snap := c.Snapshot()
 	snap.Fork()
@@ -67,9 +62,6 @@ func Binpack(ctx context.Context, c *simulator.Checker, tmpl *simulator.NodeTemp
 	}
 	p := &packer{c: c, tmpl: tmpl, lim: lim, est: &Estimate{GroupID: tmpl.GroupID, Rejected: map[*simulator.PodGroup]*fwk.Status{}},
 		used: map[string]bool{}, novelDomains: novelDomains(snap, tmpl)}
-	if p.lim.Now == nil {
-		p.lim.Now = time.Now
-	}
 	for _, w := range orderBySize(work, tmpl.Node) {
 		if err := p.packGroup(ctx, w); err != nil {
 			return nil, err
@@ -125,7 +117,7 @@ func (p *packer) packGroup(ctx context.Context, w Work) error {
 				p.reject(ctx, gc, p.nodes[len(p.nodes)-1])
 				return nil
 			}
-			if !p.canAddNode() {
+			if !p.canAddNode(ctx) {
 				return nil
 			}
 			ni, err := p.addNode()
@@ -169,12 +161,15 @@ func (p *packer) reject(ctx context.Context, gc *simulator.GroupCheck, empty fwk
 	}
 }
 
-func (p *packer) canAddNode() bool {
+// canAddNode tells whether another node may be added: not past MaxNodes,
+// and, once the estimate has a node, not past the context's deadline (an
+// estimate out of time still offers what fits on one node).
+func (p *packer) canAddNode(ctx context.Context) bool {
 	if p.lim.MaxNodes > 0 && len(p.used) >= p.lim.MaxNodes {
 		p.est.LimitReached = true
 		return false
 	}
-	if len(p.used) > 0 && !p.lim.Deadline.IsZero() && p.lim.Now().After(p.lim.Deadline) {
+	if len(p.used) > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		p.est.TimedOut = true
 		return false
 	}

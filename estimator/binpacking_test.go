@@ -10,10 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/simulator/checkertest"
 )
 
 func node(name, cpu, mem string) *corev1.Node {
@@ -46,16 +45,8 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	snap := simulator.NewSnapshot()
-	ctx := context.Background()
-	// The factory only feeds the volume plugins; these pods have no volumes.
-	f := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
-	c, err := simulator.NewChecker(ctx, snap, f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Start(ctx.Done())
-	f.WaitForCacheSync(ctx.Done())
+	// These pods have no volumes: the plugins need no listers.
+	snap, c := checkertest.New(t, nil)
 	return &fixture{checker: c, snap: snap}
 }
 
@@ -136,9 +127,9 @@ func TestKeepLeavesNodesForTheNextRound(t *testing.T) {
 
 func TestAnEstimateOutOfTimeStillOffersOneNode(t *testing.T) {
 	f := newFixture(t)
-	passed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	lim := Limits{Deadline: passed, Now: func() time.Time { return passed.Add(time.Hour) }}
-	est, err := Binpack(context.Background(), f.checker, template(t, "4", "16Gi"), f.work(t, pods(10, "web", "1", "1Gi")), lim, false)
+	ctx, cancel := context.WithDeadline(context.Background(), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	defer cancel()
+	est, err := Binpack(ctx, f.checker, template(t, "4", "16Gi"), f.work(t, pods(10, "web", "1", "1Gi")), Limits{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

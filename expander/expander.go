@@ -35,8 +35,31 @@ type Context struct {
 	Priorities *Priorities
 	// NodePrices is each group's price per node-hour, for price.
 	NodePrices map[string]float64
-	// Rand breaks ties.
-	Rand *rand.Rand
+	// Seed seeds the generator that breaks ties, so that a decision is
+	// reproducible from its input: the same seed and options give the same
+	// choices.
+	Seed uint64
+	// rnd is the generator, made from Seed at the first tie.
+	rnd *rand.Rand
+}
+
+// Fork is a copy of c whose tie-breaking starts again from Seed: one per
+// decision, so a decision's choices depend on its input only.
+func (c *Context) Fork() *Context {
+	if c == nil {
+		return &Context{}
+	}
+	out := *c
+	out.rnd = nil
+	return &out
+}
+
+// intN draws from [0, n) with the context's generator.
+func (c *Context) intN(n int) int {
+	if c.rnd == nil {
+		c.rnd = rand.New(rand.NewPCG(c.Seed, c.Seed))
+	}
+	return c.rnd.IntN(n)
 }
 
 // Strategy keeps the options it likes best. Given a non-empty list it

@@ -1,7 +1,6 @@
 package expander
 
 import (
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,7 +36,7 @@ func groups(options []Option) []string {
 	return out
 }
 
-func newCtx() *Context { return &Context{Rand: rand.New(rand.NewPCG(1, 2))} }
+func newCtx() *Context { return &Context{Seed: 1} }
 
 func TestMostPodsChoosesThePoolThatFitsMorePods(t *testing.T) {
 	options := []Option{
@@ -231,5 +230,30 @@ func TestRandomIsUniformEnough(t *testing.T) {
 		if seen[g] < 60 {
 			t.Fatalf("random chose %s only %d times in 300: %v", g, seen[g], seen)
 		}
+	}
+}
+
+// A decision is reproducible from its input: the same seed gives the same
+// choices, a fork starts again from the seed, and other seeds choose
+// otherwise.
+func TestTheSeedDecidesTheTies(t *testing.T) {
+	options := []Option{{NodeGroup: "a"}, {NodeGroup: "b"}, {NodeGroup: "c"}, {NodeGroup: "d"}}
+	draw := func(ctx *Context) string {
+		var out []byte
+		for i := 0; i < 20; i++ {
+			out = append(out, random{}.BestOptions(options, ctx)[0].NodeGroup[0])
+		}
+		return string(out)
+	}
+	ctx := &Context{Seed: 42}
+	first := draw(ctx.Fork())
+	if again := draw(ctx.Fork()); again != first {
+		t.Fatalf("seed 42 chose %s, then %s: want the same choices", first, again)
+	}
+	if again := draw(&Context{Seed: 42}); again != first {
+		t.Fatalf("a new context with seed 42 chose %s, the first %s: want the same", again, first)
+	}
+	if other := draw(&Context{Seed: 43}); other == first {
+		t.Fatalf("seeds 42 and 43 both chose %s: want the seed to matter", first)
 	}
 }

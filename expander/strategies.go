@@ -10,10 +10,10 @@ type random struct{}
 func (random) Name() string { return RandomName }
 
 func (random) BestOptions(options []Option, ctx *Context) []Option {
-	if len(options) <= 1 || ctx.Rand == nil {
+	if len(options) <= 1 || ctx == nil {
 		return options[:min(1, len(options))]
 	}
-	return []Option{options[ctx.Rand.IntN(len(options))]}
+	return []Option{options[ctx.intN(len(options))]}
 }
 
 // mostPods keeps the options that schedule the most pods.

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -27,16 +26,19 @@ import (
 type Checker struct {
 	fw       framework.Framework
 	snapshot *Snapshot
-	listers  *listerChanges
+	listers  Listers
 }
 
 // disabledPlugins are left out of the simulation; see Checker.
 var disabledPlugins = []string{names.DynamicResources}
 
-// NewChecker builds the framework over snapshot. factory provides the
-// listers that volume plugins read (PVCs, PVs, storage classes, CSI nodes);
-// the caller starts it. client may be nil.
-func NewChecker(ctx context.Context, snapshot *Snapshot, factory informers.SharedInformerFactory, client kubernetes.Interface) (*Checker, error) {
+// NewChecker builds the framework over snapshot. listers serve what the
+// plugins read besides the snapshot; nil means none (no volumes, no
+// namespace selectors). client may be nil.
+func NewChecker(ctx context.Context, snapshot *Snapshot, listers Listers, client kubernetes.Interface) (*Checker, error) {
+	if listers == nil {
+		listers = newEmptyListers()
+	}
 	// The framework counts plugin calls in the scheduler's metrics, which
 	// must exist first (registered once per process).
 	schedulermetrics.Register()
@@ -50,16 +52,12 @@ func NewChecker(ctx context.Context, snapshot *Snapshot, factory informers.Share
 	})
 	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), &profile,
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
-		frameworkruntime.WithInformerFactory(factory),
+		frameworkruntime.WithInformerFactory(listers.Informers()),
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithParallelism(1),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler framework: %w", err)
-	}
-	listers, err := watchListers(factory)
-	if err != nil {
-		return nil, err
 	}
 	return &Checker{fw: fw, snapshot: snapshot, listers: listers}, nil
 }
@@ -67,11 +65,9 @@ func NewChecker(ctx context.Context, snapshot *Snapshot, factory informers.Share
 // Snapshot is the snapshot the checker reads.
 func (c *Checker) Snapshot() *Snapshot { return c.snapshot }
 
-// ListerVersion changes whenever an object the plugins read from the
-// informer factory changes (namespaces, claims, volumes, storage classes,
-// CSI nodes and drivers, storage capacities, volume attachments). With the
-// snapshot's version it says whether a check's answer may have changed.
-func (c *Checker) ListerVersion() uint64 { return c.listers.n.Load() }
+// ListerVersion is the listers' version: with the snapshot's version it
+// says whether a check's answer may have changed.
+func (c *Checker) ListerVersion() uint64 { return c.listers.Version() }
 
 // PodCheck is a pod's PreFilter result, reused for every node it is checked
 // against. Pods that schedule the same (an equivalence group) share one.

@@ -11,4 +11,10 @@
 // evaluated when some pod uses it: the InterPodAffinity plugin skips itself
 // otherwise, and CatchUp brings a group's affinity and spread state up to
 // date incrementally instead of running PreFilter over every pod again.
+//
+// What the plugins read besides the snapshot (namespaces, volumes, storage
+// classes, CSI objects) comes through Listers, with a version that changes
+// with those objects; nil serves none. Package factorylisters serves them
+// from a shared informer factory, checkertest builds a snapshot and checker
+// for tests.
 package simulator

@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
 )
@@ -132,15 +130,11 @@ func TestSnapshotTracksAffinityAndPVCs(t *testing.T) {
 
 func newTestChecker(t *testing.T, s *Snapshot) *Checker {
 	t.Helper()
-	ctx := context.Background()
-	// The factory only feeds the volume plugins, unused by these pods.
-	f := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
-	c, err := NewChecker(ctx, s, f, nil)
+	// These pods have no volumes: the plugins need no listers.
+	c, err := NewChecker(context.Background(), s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Start(ctx.Done())
-	f.WaitForCacheSync(ctx.Done())
 	return c
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -343,7 +342,7 @@ func planOf(t *testing.T, c *benchgen.Cluster) string {
 	}
 	chain, _ := expander.ParseChain("least-waste")
 	up, err := scaleup.Decide(ctx, scaleup.Input{Checker: checker, Pending: simulator.NewEquivalenceKeys().Group(c.PendingPods),
-		Groups: groups, Chain: chain, ExpanderContext: &expander.Context{Rand: rand.New(rand.NewPCG(1, 1))},
+		Groups: groups, Chain: chain, ExpanderContext: &expander.Context{Seed: 1},
 		Limits: scaleup.Limits{MaxNodesPerScaleUp: 1000}})
 	if err != nil {
 		t.Fatal(err)

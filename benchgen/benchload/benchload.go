@@ -5,7 +5,6 @@
 package benchload
 
 import (
-	"context"
 	"math/rand/v2"
 	"os"
 	goruntime "runtime"
@@ -16,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
 	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/simulator/checkertest"
 )
 
 // Cluster generates the cluster of p as tidal's informers hold it: every
@@ -71,21 +69,12 @@ func Snapshot(tb testing.TB, c *benchgen.Cluster, r *rand.Rand) *simulator.Snaps
 	return snap
 }
 
-// Checker is the scheduler framework over snap. Its informer factory, over
-// an empty fake clientset, serves the volume plugins' listers: the
+// Checker is the scheduler framework over snap, with no listers: the
 // generated clusters have no volumes but the projected token volume, which
 // the plugins do not look up.
 func Checker(tb testing.TB, snap *simulator.Snapshot) *simulator.Checker {
 	tb.Helper()
-	ctx := context.Background()
-	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	checker, err := simulator.NewChecker(ctx, snap, factory, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	return checker
+	return checkertest.Checker(tb, snap, nil)
 }
 
 // Templates are the node groups' templates, in group order.

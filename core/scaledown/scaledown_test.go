@@ -12,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/simulator/checkertest"
 )
 
 var now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -34,18 +34,9 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T) *cluster {
-	snap := simulator.NewSnapshot()
-	ctx, cancel := context.WithCancel(context.Background())
-	// The factory only feeds the volume and affinity plugins' listers.
+	// The client's objects feed the volume and affinity plugins' listers.
 	client := fake.NewSimpleClientset()
-	f := informers.NewSharedInformerFactory(client, 0)
-	c, err := simulator.NewChecker(ctx, snap, f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Start(ctx.Done())
-	f.WaitForCacheSync(ctx.Done())
-	t.Cleanup(func() { cancel(); f.Shutdown() })
+	snap, c := checkertest.New(t, client)
 	return &cluster{t: t, snap: snap, checker: c, client: client, owners: map[string]bool{}}
 }
 

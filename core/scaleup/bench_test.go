@@ -2,7 +2,6 @@ package scaleup
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -55,7 +54,7 @@ func newBench(tb testing.TB, c *benchgen.Cluster) *bench {
 	}
 	b.in = Input{
 		Checker: checker, Pending: b.keys.Group(b.order[0]), Groups: groups,
-		Chain: chain, ExpanderContext: &expander.Context{Rand: rand.New(rand.NewPCG(1, 1))},
+		Chain: chain, ExpanderContext: &expander.Context{Seed: 1},
 		Limits: Limits{MaxNodesPerScaleUp: 1000},
 	}
 	return b
@@ -134,7 +133,6 @@ func mustDecide(b *testing.B, ctx context.Context, in Input) *Plan {
 // after filtering (the filter itself runs once, untimed).
 func benchEstimate(b *testing.B, ctx context.Context, in Input) {
 	d := &decision{in: in, plan: &Plan{}, planned: map[string]int{}, start: time.Now()}
-	d.in.Now = time.Now
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()

@@ -58,7 +58,7 @@ func (d *decision) joint(ctx context.Context, work []estimator.Work, hosts map[*
 	}
 	j.domains = presentDomains(d.in.Checker.Snapshot(), work)
 	for _, w := range j.order(work) {
-		if d.timedOut() {
+		if timedOut(ctx) {
 			return nil, nil
 		}
 		if err := j.packGroup(ctx, w); err != nil {

@@ -1,5 +1,7 @@
 package scaleup
 
+import corev1 "k8s.io/api/core/v1"
+
 // Limits are the cluster-wide bounds of scale-ups.
 type Limits struct {
 	// MaxNodesTotal bounds the cluster's node count; 0 means no bound.
@@ -15,6 +17,27 @@ type Limits struct {
 	Nodes       int
 	MilliCores  int64
 	MemoryBytes int64
+}
+
+// WithUsage is lim with the cluster's totals set: the nodes' count and
+// capacity, plus each group's upcoming nodes counted as copies of its
+// template.
+func (lim Limits) WithUsage(nodes []*corev1.Node, groups []Group) Limits {
+	lim.Nodes, lim.MilliCores, lim.MemoryBytes = 0, 0, 0
+	add := func(n int, c corev1.ResourceList) {
+		lim.Nodes += n
+		lim.MilliCores += int64(n) * c.Cpu().MilliValue()
+		lim.MemoryBytes += int64(n) * c.Memory().Value()
+	}
+	for _, n := range nodes {
+		add(1, n.Status.Capacity)
+	}
+	for _, g := range groups {
+		if g.Template != nil && g.Upcoming > 0 {
+			add(g.Upcoming, g.Template.Node.Status.Capacity)
+		}
+	}
+	return lim
 }
 
 // headroom is how many nodes group g may still add in this decision, and

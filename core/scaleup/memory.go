@@ -81,10 +81,13 @@ func samePods(g *simulator.PodGroup, pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-// inputKey hashes what a decision that asks for nothing reads.
+// inputKey hashes what a decision that asks for nothing reads: the input's
+// data (the checker by identity and versions). The expander's context is
+// left out: such a decision offered the expander no choice.
 func inputKey(in Input) (uint64, error) {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%p|v%d|l%d|%+v|%d|", in.Checker, in.Checker.Snapshot().Version(), in.Checker.ListerVersion(), in.Limits, in.MaxRounds)
+	fmt.Fprintf(h, "%p|v%d|l%d|%+v|%d|%v|%q|%q|%d|", in.Checker, in.Checker.Snapshot().Version(), in.Checker.ListerVersion(),
+		in.Limits, in.MaxRounds, in.BalanceSimilar, in.BalancingIgnoredLabels, in.BalancingLabels, in.MaxGroupBinpacking)
 	notReady := make([]string, 0, len(in.NotReady))
 	for name, yes := range in.NotReady {
 		if yes {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -27,7 +28,7 @@ func awaiting(t *testing.T) (*cluster, func() Input) {
 	chain, _ := expander.ParseChain("least-waste")
 	return c, func() Input {
 		return Input{Checker: c.checker, Pending: keys.Group(c.pending), Groups: append([]Group(nil), c.groups...), Chain: chain,
-			ExpanderContext: &expander.Context{Rand: rand.New(rand.NewPCG(1, 1))}}
+			ExpanderContext: &expander.Context{Seed: 1}}
 	}
 }
 
@@ -82,6 +83,9 @@ func TestMemoryDecidesAgainWhenAnythingItReadChanged(t *testing.T) {
 		{"a limit", func(c *cluster, in *Input) { in.Limits.MaxNodesTotal = 3 }},
 		{"a node not ready", func(c *cluster, in *Input) { in.NotReady = map[string]bool{"g-1": true} }},
 		{"rounds", func(c *cluster, in *Input) { in.MaxRounds = 1 }},
+		{"balancing", func(c *cluster, in *Input) { in.BalanceSimilar = true }},
+		{"balancing labels", func(c *cluster, in *Input) { in.BalancingLabels = []string{"pool"} }},
+		{"a group's binpacking budget", func(c *cluster, in *Input) { in.MaxGroupBinpacking = time.Second }},
 		{"a pending pod more", func(c *cluster, in *Input) {
 			in.Pending = append(in.Pending, &simulator.PodGroup{Key: "other", Pods: []*corev1.Pod{c.pod("db", "1", "1Gi")}})
 		}},
@@ -107,13 +111,28 @@ func TestMemoryDecidesAgainWhenAnythingItReadChanged(t *testing.T) {
 	}
 }
 
+// A decision that offered the expander no choice does not depend on the
+// seed: another seed reuses it.
+func TestMemoryReusesWhateverTheSeed(t *testing.T) {
+	_, input := awaiting(t)
+	var m Memory
+	if _, _, err := m.Decide(context.Background(), input()); err != nil {
+		t.Fatal(err)
+	}
+	in := input()
+	in.ExpanderContext = &expander.Context{Seed: 99}
+	if _, reused, err := m.Decide(context.Background(), in); err != nil || !reused {
+		t.Fatalf("another seed: reused %v, err %v; want the decision reused", reused, err)
+	}
+}
+
 func TestMemoryNeverReusesAScaleUp(t *testing.T) {
 	c := newCluster(t)
 	c.group("g", "4", "16Gi", "a", 0, 10)
 	c.pend(2, "web", "1", "1Gi", nil)
 	chain, _ := expander.ParseChain("least-waste")
 	in := Input{Checker: c.checker, Pending: simulator.NewEquivalenceKeys().Group(c.pending), Groups: c.groups, Chain: chain,
-		ExpanderContext: &expander.Context{Rand: rand.New(rand.NewPCG(1, 1))}}
+		ExpanderContext: &expander.Context{Seed: 1}}
 	var m Memory
 	for i := 0; i < 2; i++ {
 		plan, reused, err := m.Decide(context.Background(), in)

@@ -2,7 +2,6 @@ package scaleup
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,7 +70,7 @@ func TestNoScaleUpOfAReusedDecisionNamesThisIterationsPods(t *testing.T) {
 			pods[i] = p.DeepCopy()
 		}
 		return Input{Checker: c.checker, Pending: keys.Group(pods), Groups: c.groups, Chain: chain,
-			ExpanderContext: &expander.Context{Rand: rand.New(rand.NewPCG(1, 1))}}
+			ExpanderContext: &expander.Context{Seed: 1}}
 	}
 	var m Memory
 	first, _, err := m.Decide(context.Background(), input())

@@ -2,7 +2,6 @@ package scaleup
 
 import (
 	"context"
-	"time"
 
 	"github.com/tidal-autoscaler/tidal/estimator"
 	"github.com/tidal-autoscaler/tidal/expander"
@@ -29,7 +28,7 @@ const (
 func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 	reasons := newReasons()
 	for round := 0; round < d.in.MaxRounds && len(remaining) > 0; round++ {
-		if round > 0 && d.timedOut() {
+		if round > 0 && timedOut(ctx) {
 			break
 		}
 		if round > 0 {
@@ -54,7 +53,7 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 			break
 		}
 		d.plan.hadOptions = true
-		decision := d.in.Chain.Choose(options, d.in.ExpanderContext)
+		decision := d.in.Chain.Choose(options, d.expander)
 		ups, err := d.apply(ctx, decision, work, estimates)
 		if err != nil {
 			return err
@@ -66,7 +65,7 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 		// The scale-up added nodes: the next round checks afresh.
 		remaining = without(remaining, ups)
 	}
-	outOfTime := d.timedOut()
+	outOfTime := timedOut(ctx)
 	for _, r := range remaining {
 		if outOfTime {
 			d.skip(r.group, r.pods)
@@ -114,8 +113,7 @@ func (d *decision) estimateAll(ctx context.Context, work []estimator.Work, reaso
 			reasons.all(work, g.ID, why)
 			continue
 		}
-		est, err := estimator.Binpack(ctx, d.in.Checker, g.Template, work,
-			estimator.Limits{MaxNodes: maxNodes, Deadline: groupDeadline(d.in.Deadline, d.in.Now(), d.in.MaxGroupBinpacking), Now: d.in.Now}, false)
+		est, err := d.estimate(ctx, g, work, maxNodes)
 		if err != nil {
 			return nil, err
 		}
@@ -127,18 +125,15 @@ func (d *decision) estimateAll(ctx context.Context, work []estimator.Work, reaso
 	return out, nil
 }
 
-// groupDeadline is when one group's estimate, started at now, stops: the
-// decision's deadline, or now plus the group's budget if that is sooner.
-// Zero means none.
-func groupDeadline(decision, now time.Time, budget time.Duration) time.Time {
-	if budget <= 0 {
-		return decision
+// estimate is group g's estimate for work, within the decision's deadline
+// and the group's own budget, whichever comes first.
+func (d *decision) estimate(ctx context.Context, g Group, work []estimator.Work, maxNodes int) (*estimator.Estimate, error) {
+	if d.in.MaxGroupBinpacking > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.in.MaxGroupBinpacking)
+		defer cancel()
 	}
-	own := now.Add(budget)
-	if decision.IsZero() || own.Before(decision) {
-		return own
-	}
-	return decision
+	return estimator.Binpack(ctx, d.in.Checker, g.Template, work, estimator.Limits{MaxNodes: maxNodes}, false)
 }
 
 func optionsFrom(estimates map[string]*estimator.Estimate, groups []Group) []expander.Option {

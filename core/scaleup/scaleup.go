@@ -7,6 +7,7 @@ package scaleup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,16 +59,9 @@ type Input struct {
 	BalancingLabels []string
 	// MaxRounds bounds how many scale-ups one decision makes; 0 means 10.
 	MaxRounds int
-	// Deadline bounds the whole decision; zero means none. Filtering pending
-	// pods against existing nodes may use half of the time up to it. A
-	// decision out of time still scales up for what it decided: at least
-	// one pod group is filtered and one round of estimates is made. Now
-	// reads the clock (nil: time.Now).
-	Deadline time.Time
 	// MaxGroupBinpacking bounds each group's estimate within the decision
 	// (--max-nodegroup-binpacking-duration); zero means no bound of its own.
 	MaxGroupBinpacking time.Duration
-	Now                func() time.Time
 	// greedyOnly keeps the rounds' plan without comparing packings (to
 	// measure what the comparison gains).
 	greedyOnly bool
@@ -151,17 +145,19 @@ func (p *Plan) Helped() map[types.UID]string {
 
 // Decide makes the scale-up decision. The snapshot is restored before it
 // returns.
+//
+// The context's deadline, if any, bounds the decision (--max-binpacking-time):
+// filtering pending pods against existing nodes may use half of the time up
+// to it. A decision out of time still scales up for what it decided: at
+// least one pod group is filtered and one round of estimates is made.
 func Decide(ctx context.Context, in Input) (*Plan, error) {
-	if in.Now == nil {
-		in.Now = time.Now
-	}
 	if in.MaxRounds == 0 {
 		in.MaxRounds = 10
 	}
-	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}}, start: in.Now(), planned: map[string]int{},
-		upcoming: map[string]string{}, plannedNodes: map[string]int{}}
-	if !in.Deadline.IsZero() {
-		d.filterDeadline = d.start.Add(in.Deadline.Sub(d.start) / 2)
+	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}}, start: time.Now(), planned: map[string]int{},
+		upcoming: map[string]string{}, plannedNodes: map[string]int{}, expander: in.ExpanderContext.Fork()}
+	if dl, ok := ctx.Deadline(); ok {
+		d.filterDeadline = d.start.Add(dl.Sub(d.start) / 2)
 	}
 	snap := in.Checker.Snapshot()
 	snap.Fork()
@@ -173,7 +169,7 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.plan.Timings.FilterSchedulable = in.Now().Sub(d.start)
+	d.plan.Timings.FilterSchedulable = time.Since(d.start)
 	b := d.save()
 	snap.Fork()
 	err = d.rounds(ctx, remaining)
@@ -185,7 +181,7 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 	if err := d.wholePlan(ctx, remaining, b); err != nil {
 		return nil, err
 	}
-	d.plan.Timings.Total = in.Now().Sub(d.start)
+	d.plan.Timings.Total = time.Since(d.start)
 	d.plan.Timings.Estimate = d.plan.Timings.Total - d.plan.Timings.FilterSchedulable
 	return d.plan, nil
 }
@@ -194,6 +190,9 @@ type decision struct {
 	in    Input
 	plan  *Plan
 	start time.Time
+	// expander is the input's expander context, its ties broken from the
+	// seed afresh.
+	expander *expander.Context
 	// planned counts nodes added to each group by this decision.
 	planned map[string]int
 	// upcoming maps the names of upcoming nodes' copies to their group.
@@ -211,10 +210,13 @@ type decision struct {
 	placed []simulator.Placed
 }
 
-func (d *decision) timedOut() bool { return passed(d.in.Deadline, d.in.Now) }
+// timedOut tells whether the context's deadline passed.
+func timedOut(ctx context.Context) bool { return errors.Is(ctx.Err(), context.DeadlineExceeded) }
 
-func passed(deadline time.Time, now func() time.Time) bool {
-	return !deadline.IsZero() && now().After(deadline)
+// passed tells whether deadline, unless zero, is behind (the clock read as
+// the time budget, not as an input of the decision).
+func passed(deadline time.Time) bool {
+	return !deadline.IsZero() && time.Now().After(deadline)
 }
 
 // addUpcoming puts a template copy in the snapshot for every requested node
@@ -251,7 +253,7 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	nodes := d.readyNodes()
 	var remaining []pending
 	for i, g := range d.in.Pending {
-		if i > 0 && passed(d.filterDeadline, d.in.Now) {
+		if i > 0 && passed(d.filterDeadline) {
 			for _, g := range d.in.Pending[i:] {
 				d.skip(g, g.Pods)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -14,12 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/simulator/checkertest"
 )
 
 // cluster is a small hand-built cluster for decision tests.
@@ -34,17 +32,8 @@ type cluster struct {
 
 func newCluster(t testing.TB) *cluster {
 	t.Helper()
-	snap := simulator.NewSnapshot()
-	ctx := context.Background()
-	// The informer factory only feeds the volume plugins' listers; these
-	// clusters have no volumes.
-	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
-	checker, err := simulator.NewChecker(ctx, snap, factory, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	// These clusters have no volumes: the plugins need no listers.
+	snap, checker := checkertest.New(t, nil)
 	return &cluster{t: t, snap: snap, checker: checker}
 }
 
@@ -111,17 +100,23 @@ func (c *cluster) pend(n int, app, cpu, mem string, mutate func(*corev1.Pod)) {
 
 func (c *cluster) decide(expanderName string, edit func(*Input)) *Plan {
 	c.t.Helper()
+	return c.decideIn(context.Background(), expanderName, edit)
+}
+
+// decideIn is decide within ctx (its deadline bounds the decision).
+func (c *cluster) decideIn(ctx context.Context, expanderName string, edit func(*Input)) *Plan {
+	c.t.Helper()
 	chain, err := expander.ParseChain(expanderName)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	in := Input{Checker: c.checker, Pending: simulator.NewEquivalenceKeys().Group(c.pending), Groups: c.groups,
-		Chain: chain, ExpanderContext: &expander.Context{Rand: rand.New(rand.NewPCG(7, 7))}}
+		Chain: chain, ExpanderContext: &expander.Context{Seed: 7}}
 	if edit != nil {
 		edit(&in)
 	}
 	before := c.snap.Len()
-	plan, err := Decide(context.Background(), in)
+	plan, err := Decide(ctx, in)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -360,10 +355,19 @@ func TestMostPodsWorkedExample(t *testing.T) {
 	}
 }
 
-// ticking is a clock that moves a second at every reading.
-func ticking(start time.Time) func() time.Time {
-	calls := 0
-	return func() time.Time { calls++; return start.Add(time.Duration(calls) * time.Second) }
+// expiring is a context whose deadline passes after its Err was asked
+// left times: a decision's clock that moves at every reading.
+type expiring struct {
+	context.Context
+	left int
+}
+
+func (e *expiring) Err() error {
+	if e.left <= 0 {
+		return context.DeadlineExceeded
+	}
+	e.left--
+	return nil
 }
 
 func TestOutOfTimeTheDecisionStillScalesUpForWhatItDecided(t *testing.T) {
@@ -372,11 +376,9 @@ func TestOutOfTimeTheDecisionStillScalesUpForWhatItDecided(t *testing.T) {
 	for _, app := range []string{"web", "api", "db"} {
 		c.pend(3, app, "1", "1Gi", nil)
 	}
-	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	plan := c.decide("random", func(in *Input) {
-		in.Now = ticking(epoch)
-		in.Deadline = epoch
-	})
+	ctx, cancel := context.WithDeadline(context.Background(), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	defer cancel()
+	plan := c.decideIn(ctx, "random", nil)
 	if len(plan.ScaleUps) != 1 || len(plan.ScaleUps[0].Pods) != 3 || plan.ScaleUps[0].Pods[0].Labels["app"] != "web" {
 		t.Fatalf("out of time from the start: scale-ups %+v; want one, for the 3 web pods the filter reached", plan.ScaleUps)
 	}
@@ -389,14 +391,10 @@ func TestOutOfTimeTheDecisionStillScalesUpForWhatItDecided(t *testing.T) {
 func TestPodsTheEstimatesDidNotReachAreLeftForTheNextDecision(t *testing.T) {
 	c := newCluster(t)
 	c.group("g", "4", "16Gi", "a", 0, 100)
-	// 12 pods of 2 CPU need 6 nodes, each new one a clock reading: the
-	// deadline passes while packing.
+	// 12 pods of 2 CPU need 6 nodes, each new one a look at the deadline:
+	// it passes while packing.
 	c.pend(12, "web", "2", "1Gi", nil)
-	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	plan := c.decide("random", func(in *Input) {
-		in.Now = ticking(epoch)
-		in.Deadline = epoch.Add(4 * time.Second)
-	})
+	plan := c.decideIn(&expiring{Context: context.Background(), left: 3}, "random", nil)
 	helped := 0
 	for _, u := range plan.ScaleUps {
 		helped += len(u.Pods)
@@ -487,24 +485,16 @@ func TestBalancingLabelDecidesAlone(t *testing.T) {
 }
 
 // --max-nodegroup-binpacking-duration bounds each group's estimate within
-// the decision's own deadline.
-func TestGroupDeadline(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name     string
-		decision time.Time
-		budget   time.Duration
-		want     time.Time
-	}{
-		{"group budget sooner", now.Add(time.Minute), 10 * time.Second, now.Add(10 * time.Second)},
-		{"decision deadline sooner", now.Add(5 * time.Second), 10 * time.Second, now.Add(5 * time.Second)},
-		{"no decision deadline", time.Time{}, 10 * time.Second, now.Add(10 * time.Second)},
-		{"no group budget", now.Add(time.Minute), 0, now.Add(time.Minute)},
-		{"neither", time.Time{}, 0, time.Time{}},
-	}
-	for _, tc := range tests {
-		if got := groupDeadline(tc.decision, now, tc.budget); !got.Equal(tc.want) {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
+// the decision's deadline: a longer group budget does not extend it.
+func TestTheDecisionDeadlineBindsWithinAGroupBudget(t *testing.T) {
+	c := newCluster(t)
+	c.group("g", "4", "16Gi", "a", 0, 100)
+	c.pend(12, "web", "2", "1Gi", nil)
+	ctx, cancel := context.WithDeadline(context.Background(), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	defer cancel()
+	plan := c.decideIn(ctx, "random", func(in *Input) { in.MaxGroupBinpacking = time.Hour })
+	if len(plan.ScaleUps) != 1 || plan.ScaleUps[0].To-plan.ScaleUps[0].From != 1 || plan.Skipped != 10 {
+		t.Fatalf("out of time with an hour's group budget: scale-ups %+v, %d skipped; want one node for 2 pods, 10 skipped",
+			plan.ScaleUps, plan.Skipped)
 	}
 }

@@ -35,7 +35,7 @@ func (d *decision) save() before {
 // snapshot must be as the filter left it.
 func (d *decision) wholePlan(ctx context.Context, remaining []pending, b before) error {
 	greedy := d.greedyNodes()
-	if d.in.greedyOnly || d.in.BalanceSimilar || greedy <= 1 || greedy > maxWholePlanNodes || d.timedOut() {
+	if d.in.greedyOnly || d.in.BalanceSimilar || greedy <= 1 || greedy > maxWholePlanNodes || timedOut(ctx) {
 		return nil
 	}
 	helped, groups := d.greedyHelped(), d.chosenGroups()

@@ -1,0 +1,118 @@
+package scaleup
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidal-autoscaler/tidal/simulator"
+)
+
+// PodScaleUpDelayAnnotation overrides --new-pod-scale-up-delay for a pod,
+// as in Cluster Autoscaler.
+const PodScaleUpDelayAnnotation = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
+
+// Selection are the options of SelectPending.
+type Selection struct {
+	// PriorityCutoff is --expendable-pods-priority-cutoff: pods of lower
+	// priority never trigger a scale-up.
+	PriorityCutoff int32
+	// NewPodDelay is --new-pod-scale-up-delay: younger pods wait, unless
+	// their PodScaleUpDelayAnnotation says otherwise.
+	NewPodDelay time.Duration
+}
+
+// Selected is what SelectPending kept and why it dropped the rest.
+type Selected struct {
+	// Pods may trigger a scale-up, most important first.
+	Pods []*corev1.Pod
+	// Expendable and Young count the pods below the priority cutoff and
+	// those younger than their scale-up delay.
+	Expendable, Young int
+	// Unsupported are the pods the simulation cannot judge (they use
+	// dynamic resource claims).
+	Unsupported []*corev1.Pod
+}
+
+// SelectPending picks, at now, the pending pods that may trigger a
+// scale-up, pictured ones (provisioned ahead, headroom) included: not
+// expendable, old enough, and without dynamic resource claims. They are
+// sorted by priority (highest first), then age (oldest first), then
+// namespace and name.
+func SelectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
+	var out Selected
+	for _, p := range pending {
+		switch {
+		case PodPriority(p) < s.PriorityCutoff:
+			out.Expendable++
+		case now.Sub(p.CreationTimestamp.Time) < ScaleUpDelay(p, s.NewPodDelay):
+			out.Young++
+		case len(p.Spec.ResourceClaims) > 0:
+			out.Unsupported = append(out.Unsupported, p)
+		default:
+			out.Pods = append(out.Pods, p)
+		}
+	}
+	slices.SortFunc(out.Pods, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(PodPriority(b), PodPriority(a)), a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
+			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// PodPriority is the pod's priority, 0 when unset.
+func PodPriority(p *corev1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}
+
+// ScaleUpDelay is how old a pending pod must be before it may trigger a
+// scale-up: its PodScaleUpDelayAnnotation, or def when the pod has none or
+// a malformed one.
+func ScaleUpDelay(p *corev1.Pod, def time.Duration) time.Duration {
+	if v, ok := p.Annotations[PodScaleUpDelayAnnotation]; ok {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			return d
+		}
+	}
+	return def
+}
+
+// OrderGroups is fairness across workloads: among pod groups of equal
+// priority, those whose keys are in unfinished (left by the last decision
+// for lack of time) come first, so every workload makes progress across
+// iterations. Otherwise the order stays.
+func OrderGroups(groups []*simulator.PodGroup, unfinished map[string]bool) []*simulator.PodGroup {
+	if len(unfinished) == 0 {
+		return groups
+	}
+	out := slices.Clone(groups)
+	slices.SortStableFunc(out, func(a, b *simulator.PodGroup) int {
+		if c := cmp.Compare(PodPriority(b.Representative()), PodPriority(a.Representative())); c != 0 {
+			return c
+		}
+		ua, ub := unfinished[a.Key], unfinished[b.Key]
+		switch {
+		case ua && !ub:
+			return -1
+		case ub && !ua:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// UnfinishedKeys are the keys of the plan's unfinished pod groups, for
+// OrderGroups in the next decision.
+func (p *Plan) UnfinishedKeys() map[string]bool {
+	out := make(map[string]bool, len(p.Unfinished))
+	for _, g := range p.Unfinished {
+		out[g.Key] = true
+	}
+	return out
+}

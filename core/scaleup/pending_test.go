@@ -1,0 +1,194 @@
+package scaleup
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/simulator/simtest"
+)
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// pendingPod is a pending pod created age before epoch; edit changes it.
+func pendingPod(name string, age time.Duration, edit func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name),
+		CreationTimestamp: metav1.NewTime(epoch.Add(-age))}}
+	if edit != nil {
+		edit(p)
+	}
+	return p
+}
+
+func priority(n int32) func(*corev1.Pod) { return func(p *corev1.Pod) { p.Spec.Priority = ptr.To(n) } }
+
+func delay(v string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Annotations = map[string]string{PodScaleUpDelayAnnotation: v} }
+}
+
+func names(pods []*corev1.Pod) string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
+	}
+	return strings.Join(out, " ")
+}
+
+func TestSelectPending(t *testing.T) {
+	claim := func(p *corev1.Pod) { p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu"}} }
+	headroom := func(p *corev1.Pod) {
+		p.Annotations = map[string]string{"tidal.dev/headroom-for": "Deployment default/web"}
+		p.Spec.Priority = ptr.To[int32](-10)
+	}
+	tests := []struct {
+		name              string
+		sel               Selection
+		pods              []*corev1.Pod
+		want              string
+		expendable, young int
+		unsupported       string
+	}{
+		{"below the cutoff is expendable", Selection{PriorityCutoff: -10},
+			[]*corev1.Pod{pendingPod("low", time.Hour, priority(-11)), pendingPod("at", time.Hour, priority(-10))}, "at", 1, 0, ""},
+		{"headroom at the cutoff counts", Selection{PriorityCutoff: -10},
+			[]*corev1.Pod{pendingPod("headroom", time.Hour, headroom)}, "headroom", 0, 0, ""},
+		{"younger than the delay waits", Selection{PriorityCutoff: -10, NewPodDelay: time.Minute},
+			[]*corev1.Pod{pendingPod("new", 30*time.Second, nil), pendingPod("old", 2*time.Minute, nil)}, "old", 0, 1, ""},
+		{"the annotation shortens the delay", Selection{PriorityCutoff: -10, NewPodDelay: time.Minute},
+			[]*corev1.Pod{pendingPod("eager", 30*time.Second, delay("10s"))}, "eager", 0, 0, ""},
+		{"the annotation lengthens the delay", Selection{PriorityCutoff: -10},
+			[]*corev1.Pod{pendingPod("patient", 30*time.Second, delay("10m"))}, "", 0, 1, ""},
+		{"a malformed annotation keeps the default", Selection{PriorityCutoff: -10, NewPodDelay: time.Minute},
+			[]*corev1.Pod{pendingPod("odd", 30*time.Second, delay("soon")), pendingPod("neg", 30*time.Second, delay("-1s"))}, "", 0, 2, ""},
+		{"dynamic resource claims are not simulated", Selection{PriorityCutoff: -10},
+			[]*corev1.Pod{pendingPod("dra", time.Hour, claim), pendingPod("plain", time.Hour, nil)}, "plain", 0, 0, "dra"},
+		{"most important first, then oldest, then by name", Selection{PriorityCutoff: -10},
+			[]*corev1.Pod{pendingPod("b", time.Hour, nil), pendingPod("a", time.Hour, nil), pendingPod("older", 2*time.Hour, nil),
+				pendingPod("urgent", time.Minute, priority(100))}, "urgent older a b", 0, 0, ""},
+	}
+	for _, tc := range tests {
+		got := SelectPending(tc.pods, epoch, tc.sel)
+		if names(got.Pods) != tc.want || got.Expendable != tc.expendable || got.Young != tc.young || names(got.Unsupported) != tc.unsupported {
+			t.Errorf("%s: kept [%s], %d expendable, %d young, unsupported [%s]; want [%s], %d, %d, [%s]", tc.name,
+				names(got.Pods), got.Expendable, got.Young, names(got.Unsupported), tc.want, tc.expendable, tc.young, tc.unsupported)
+		}
+	}
+}
+
+// Pods created in the same second (a ReplicaSet's burst) are decided in
+// the same order whatever order the lister returns them in.
+func TestSelectPendingDoesNotDependOnListerOrder(t *testing.T) {
+	var pods []*corev1.Pod
+	for i := 0; i < 20; i++ {
+		pods = append(pods, pendingPod(fmt.Sprintf("web-%02d", i), time.Hour, priority(int32(i%2))))
+	}
+	sel := Selection{PriorityCutoff: -10}
+	first := SelectPending(pods, epoch, sel).Pods
+	r := rand.New(rand.NewPCG(4, 4))
+	for i := 0; i < 5; i++ {
+		shuffled := slices.Clone(pods)
+		simtest.Shuffle(r, shuffled)
+		if got := SelectPending(shuffled, epoch, sel).Pods; !slices.Equal(got, first) {
+			t.Fatalf("lister order %d: [%s], want [%s]", i, names(got), names(first))
+		}
+	}
+}
+
+// Groups a decision left unfinished for lack of time go first among groups
+// of their priority in the next decision.
+func TestOrderGroups(t *testing.T) {
+	group := func(key string, priority int32) *simulator.PodGroup {
+		return &simulator.PodGroup{Key: key, Pods: []*corev1.Pod{{Spec: corev1.PodSpec{Priority: ptr.To(priority)}}}}
+	}
+	groups := []*simulator.PodGroup{group("urgent", 10), group("a", 0), group("b", 0), group("c", 0)}
+	last := &Plan{Unfinished: []*simulator.PodGroup{group("c", 0), group("b", 0)}}
+	tests := []struct {
+		name       string
+		unfinished map[string]bool
+		want       string
+	}{
+		{"nothing unfinished keeps the order", nil, "[urgent a b c]"},
+		{"unfinished first within their priority", last.UnfinishedKeys(), "[urgent b c a]"},
+		{"never before a higher priority", map[string]bool{"a": true}, "[urgent a b c]"},
+		{"an unfinished group gone changes nothing", map[string]bool{"gone": true}, "[urgent a b c]"},
+	}
+	for _, tc := range tests {
+		var keys []string
+		for _, g := range OrderGroups(groups, tc.unfinished) {
+			keys = append(keys, g.Key)
+		}
+		if fmt.Sprint(keys) != tc.want {
+			t.Errorf("%s: order %v, want %s", tc.name, keys, tc.want)
+		}
+	}
+}
+
+func TestRetry(t *testing.T) {
+	groups := []Group{{ID: "a", Target: 2, Max: 10}, {ID: "b", Target: 0, Max: 10}}
+	tests := []struct {
+		name    string
+		results []Result
+		attempt int
+		want    string
+		again   bool
+	}{
+		{"all grew: done", []Result{{Group: "a", Delta: 3}}, 0, "a:5+3 b:0+0", false},
+		{"a refused: decide again without it", []Result{{Group: "a", Refused: "backed off"}}, 0, "a:2+0(backed off) b:0+0", true},
+		{"one grew, one refused: again, from there", []Result{{Group: "b", Delta: 1}, {Group: "a", Refused: "quota"}}, 1,
+			"a:2+0(quota) b:1+1", true},
+		{"refused on the last attempt: stop", []Result{{Group: "a", Refused: "quota"}}, MaxAttempts - 1, "a:2+0(quota) b:0+0", false},
+		{"nothing to do", nil, 0, "a:2+0 b:0+0", false},
+	}
+	for _, tc := range tests {
+		next, again := Retry(groups, tc.results, tc.attempt)
+		var parts []string
+		for _, g := range next {
+			s := fmt.Sprintf("%s:%d+%d", g.ID, g.Target, g.Upcoming)
+			if g.Unavailable != "" {
+				s += "(" + g.Unavailable + ")"
+			}
+			parts = append(parts, s)
+		}
+		if got := strings.Join(parts, " "); got != tc.want || again != tc.again {
+			t.Errorf("%s: groups %s, again %v; want %s, %v", tc.name, got, again, tc.want, tc.again)
+		}
+	}
+	if groups[0].Target != 2 || groups[0].Unavailable != "" {
+		t.Fatalf("Retry changed its input: %+v", groups[0])
+	}
+}
+
+// A refused group is left out of the next decision, which grows the
+// next-best group instead.
+func TestAfterARefusalTheNextDecisionGrowsAnotherGroup(t *testing.T) {
+	c := newCluster(t)
+	c.group("small", "4", "16Gi", "a", 0, 10)
+	c.group("large", "8", "32Gi", "a", 0, 10)
+	c.pend(2, "web", "3", "1Gi", nil)
+	first := nodesAdded(c.decide("least-waste", nil))
+	if len(first) != 1 {
+		t.Fatalf("first decision %v: want one group grown", first)
+	}
+	var chosen, other string
+	for g := range first {
+		chosen, other = g, map[string]string{"small": "large", "large": "small"}[g]
+	}
+	groups, again := Retry(c.groups, []Result{{Group: chosen, Refused: "quota exceeded"}}, 0)
+	if !again {
+		t.Fatal("a refusal on the first attempt: want another decision")
+	}
+	c.groups = groups
+	second := c.decide("least-waste", nil)
+	if got := nodesAdded(second); len(got) != 1 || got[other] == 0 {
+		t.Fatalf("after %s refused: %v, want %s to grow", chosen, got, other)
+	}
+}
