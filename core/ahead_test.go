@@ -179,7 +179,7 @@ func TestHeadroomPods(t *testing.T) {
 }
 
 func TestCapacityFor(t *testing.T) {
-	l := &NodeLoop{}
+	l := &NodeLoop{publisher: &publisher{}}
 	pod := func(uid string, mutate func(*corev1.Pod)) *corev1.Pod {
 		p := unschedulablePod()
 		p.UID = types.UID(uid)
@@ -195,7 +195,7 @@ func TestCapacityFor(t *testing.T) {
 	if n, msg := l.CapacityFor("ns", pods); n != 4 || !strings.Contains(msg, "4 the node loop is looking at") {
 		t.Fatalf("before any iteration: %d waiting (%q), want the 4 unschedulable pods, not judged yet", n, msg)
 	}
-	l.capacity.Store(&capacityView{
+	l.publisher.capacity.Store(&capacityView{
 		awaits: map[types.UID]awaited{"a": {"ns", "pool-a"}, "b": {"ns", "pool-a"}, "c": {"ns", "pool-b"}, "e": {"ns", "pool-a"}},
 		adding: map[string]int{"pool-a": 2, "pool-b": 1}, at: time.Unix(1000, 0),
 	})

@@ -32,7 +32,7 @@ func (l *NodeLoop) cancel(ctx context.Context, o *observation, c clusterstate.Ca
 	if reason == "timeout" {
 		eventReason = "ScaleUpTimedOut"
 	}
-	l.events.onStatus(l.status, corev1.EventTypeWarning, eventReason, "node group %s: %d requested node(s) cancelled: %s", c.Group, len(c.Instances), c.Reason)
+	l.events.onStatus(l.publisher.status, corev1.EventTypeWarning, eventReason, "node group %s: %d requested node(s) cancelled: %s", c.Group, len(c.Instances), c.Reason)
 	// The pods that waited for the nodes hear it too; the decision that
 	// follows in this iteration tells them which group is used instead.
 	l.tellFailed(l.waiters.waitingFor(c.Group, o.pending), c.Group, c.Reason)

@@ -30,16 +30,16 @@ type awaited struct{ namespace, group string }
 // publishCapacity publishes the iteration's capacity view and, when the pods
 // awaiting nodes changed, tells the pod loop which namespaces to look at
 // again, so its autoscalers' WaitingForCapacity conditions follow at once.
-func (l *NodeLoop) publishCapacity(r *iterationReport) {
+func (p *publisher) publishCapacity(r *iterationReport) {
 	v := &capacityView{awaits: map[types.UID]awaited{}, adding: map[string]int{}, at: r.observation.now}
 	if !r.health.Healthy {
 		v.stalled = "the node loop does not scale up: " + r.health.Reason
 	}
 	if r.plan != nil {
 		byUID := map[types.UID]string{}
-		for _, p := range r.observation.pending {
-			if !pictured(p) {
-				byUID[p.UID] = p.Namespace
+		for _, pod := range r.observation.pending {
+			if !pictured(pod) {
+				byUID[pod.UID] = pod.Namespace
 			}
 		}
 		for uid, g := range r.plan.Helped() {
@@ -48,13 +48,13 @@ func (l *NodeLoop) publishCapacity(r *iterationReport) {
 			}
 		}
 	}
-	for _, g := range l.state.Groups() {
+	for _, g := range r.groups {
 		if g.Upcoming > 0 {
 			v.adding[g.ID] = g.Upcoming
 		}
 	}
-	old := l.capacity.Swap(v)
-	if hook := l.onCapacity.Load(); hook != nil {
+	old := p.capacity.Swap(v)
+	if hook := p.onCapacity.Load(); hook != nil {
 		if changed := changedNamespaces(old, v); len(changed) > 0 {
 			(*hook)(changed)
 		}
@@ -83,14 +83,14 @@ func changedNamespaces(old, cur *capacityView) []string {
 
 // OnCapacityChange sets the function told the namespaces whose pods started
 // or stopped waiting for a node group. Safe to call while the loop runs.
-func (l *NodeLoop) OnCapacityChange(fn func(namespaces []string)) { l.onCapacity.Store(&fn) }
+func (l *NodeLoop) OnCapacityChange(fn func(namespaces []string)) { l.publisher.onCapacity.Store(&fn) }
 
 // CapacityFor tells the pod loop how many of a workload's pods wait for a
 // node and what the node loop does about it. A pod waits when the scheduler
 // found no node for it, or when the node loop planned a node for it. Safe to
 // call from any goroutine.
 func (l *NodeLoop) CapacityFor(_ string, pods []*corev1.Pod) (int32, string) {
-	v := l.capacity.Load()
+	v := l.publisher.capacity.Load()
 	if v == nil {
 		v = &capacityView{}
 	}

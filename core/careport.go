@@ -11,25 +11,24 @@ import (
 
 // setCAGauges sets Cluster Autoscaler's gauges from an iteration, but for
 // those set with tidal's own in setGauges.
-func (l *NodeLoop) setCAGauges(r *iterationReport) {
-	m := l.cfg.Metrics.ca
+func (p *publisher) setCAGauges(r *iterationReport) {
+	m := p.metrics.ca
 	o := r.observation
 	m.nodeGroupsCount.WithLabelValues(caGroupAutoscaled).Set(float64(len(o.groups)))
 	m.nodeGroupsCount.WithLabelValues(caGroupAutoprovisioned).Set(0) // tidal creates no node groups
 	m.unschedulablePodsCount.WithLabelValues(caUnschedulable).Set(float64(o.unschedulable))
 	m.unschedulablePodsCount.WithLabelValues(caSchedulerUnprocessed).Set(float64(o.unprocessed))
-	m.maxNodesCount.Set(float64(maxNodes(o.groups, l.opts.MaxNodesTotal)))
+	m.maxNodesCount.Set(float64(maxNodes(o.groups, p.opts.MaxNodesTotal)))
 	cores, memory := clusterCapacity(notBeingDeleted(o.nodes))
 	m.cpuCurrentCores.Set(float64(cores / 1000))
 	m.memoryCurrentBytes.Set(float64(memory))
-	m.cpuLimitsCores.WithLabelValues(caMinimum).Set(float64(l.opts.ScaleDown.MinMilliCores / 1000))
-	m.cpuLimitsCores.WithLabelValues(caMaximum).Set(float64(l.opts.MaxMilliCores / 1000))
-	m.memoryLimitsBytes.WithLabelValues(caMinimum).Set(float64(l.opts.ScaleDown.MinMemoryBytes))
-	m.memoryLimitsBytes.WithLabelValues(caMaximum).Set(float64(l.opts.MaxMemoryBytes))
-	removing, _ := l.actuator.deleting()
-	m.pendingNodeDeletions.Set(float64(len(removing)))
+	m.cpuLimitsCores.WithLabelValues(caMinimum).Set(float64(p.opts.ScaleDown.MinMilliCores / 1000))
+	m.cpuLimitsCores.WithLabelValues(caMaximum).Set(float64(p.opts.MaxMilliCores / 1000))
+	m.memoryLimitsBytes.WithLabelValues(caMinimum).Set(float64(p.opts.ScaleDown.MinMemoryBytes))
+	m.memoryLimitsBytes.WithLabelValues(caMaximum).Set(float64(p.opts.MaxMemoryBytes))
+	m.pendingNodeDeletions.Set(float64(len(r.removing)))
 	if m.perNodeGroup != nil {
-		l.setCANodeGroupGauges(m.perNodeGroup, o.groups)
+		p.setCANodeGroupGauges(m.perNodeGroup, r)
 	}
 }
 
@@ -59,15 +58,15 @@ func notBeingDeleted(nodes []*corev1.Node) []*corev1.Node {
 // (as in CA: the target less the nodes still coming less the ready ones,
 // so nodes still booting do not count); its backoff
 // series carries the error code of the failure behind the backoff.
-func (l *NodeLoop) setCANodeGroupGauges(m *caNodeGroupMetrics, groups []*groupObservation) {
-	for _, g := range groups {
+func (p *publisher) setCANodeGroupGauges(m *caNodeGroupMetrics, r *iterationReport) {
+	for _, g := range r.observation.groups {
 		id := g.group.Id()
-		v := l.state.Group(id)
+		v := r.group(id)
 		m.minCount.WithLabelValues(id).Set(float64(g.group.MinSize()))
 		m.maxCount.WithLabelValues(id).Set(float64(g.group.MaxSize()))
 		m.targetCount.WithLabelValues(id).Set(float64(g.target))
 		healthy := 1.0
-		if g.problem != "" || tooManyUnready(max(0, g.target-v.Upcoming-v.Ready), v.Registered, l.opts.ClusterState) {
+		if g.problem != "" || tooManyUnready(max(0, g.target-v.Upcoming-v.Ready), v.Registered, p.opts.ClusterState) {
 			healthy = 0
 		}
 		m.healthiness.WithLabelValues(id).Set(healthy)

@@ -74,7 +74,6 @@ type NodeLoop struct {
 	keys    *simulator.EquivalenceKeys
 	state   *clusterstate.Tracker
 	events  *eventDeduper
-	status  *statusWriter
 	prio    *priorityConfig
 	rival   *rivalWatch
 
@@ -83,6 +82,7 @@ type NodeLoop struct {
 	suMemory      scaleup.Memory
 	sdPlanner     scaledown.Planner
 	actuator      *actuator
+	publisher     *publisher
 	unneededSince map[string]time.Time
 	// templateState is what is kept of each group's template.
 	templateState map[string]groupTemplateState
@@ -98,8 +98,6 @@ type NodeLoop struct {
 	lifetime     context.Context
 	trigger      chan struct{}
 	urgent       chan struct{}
-	capacity     atomic.Pointer[capacityView]
-	onCapacity   atomic.Pointer[func([]string)]
 	lastActivity atomic.Int64
 	// lastSuccess is when an iteration last ended without an error.
 	lastSuccess atomic.Int64
@@ -167,10 +165,10 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	}
 	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName)
 	l.prio = newPriorityConfig(l.configMaps, l.events)
-	l.status = newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)
+	l.publisher = &publisher{opts: cfg.Options, metrics: cfg.Metrics, status: newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)}
 	l.rival = newRivalWatch(cfg.Client, cfg.Options.ClusterAutoscalerLeaseNamespace, cfg.Options.ClusterAutoscalerLeaseName, cfg.Clock, l.events)
 	l.actuator = newActuator(actuatorDeps{client: cfg.Client, pods: l.pods, podsSynced: pods.Informer().HasSynced,
-		events: l.events, status: l.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
+		events: l.events, status: l.publisher.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
 	listers, err := factorylisters.New(cfg.Factory)
 	if err != nil {
 		return nil, err
@@ -413,7 +411,15 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	l.actuator.untaintStrays(ctx)
 	health := l.updateClusterState(ctx, obs)
 	report := &iterationReport{observation: obs, health: health}
-	defer func() { l.publish(ctx, report) }()
+	defer func() {
+		report.groups = map[string]clusterstate.GroupView{}
+		for _, g := range l.state.Groups() {
+			report.groups[g.ID] = g
+		}
+		report.removing, _ = l.actuator.deleting()
+		report.unneededSince = l.unneededSince
+		l.publisher.publish(ctx, report)
+	}()
 	if !health.Healthy {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,21 +27,43 @@ type iterationReport struct {
 	failedGroups []string
 	scaledUp     bool
 	scaleDown    *scaleDownReport
+	// What the node loop's state was when the iteration ended: the node
+	// groups as the cluster state sees them, the nodes being removed, and
+	// since when each unneeded node has been unneeded.
+	groups        map[string]clusterstate.GroupView
+	removing      []string
+	unneededSince map[string]time.Time
+}
+
+// group is the cluster state's view of a node group at the iteration's end.
+func (r *iterationReport) group(id string) clusterstate.GroupView { return r.groups[id] }
+
+// publisher makes each iteration's report known: the status ConfigMap, the
+// gauges, and the capacity view the pod loop reads. It reads nothing but
+// the report and the options.
+type publisher struct {
+	opts    Options
+	metrics *Metrics
+	status  *statusWriter
+	// capacity is the last capacity view; onCapacity, when set, is told
+	// which namespaces' waiting pods changed.
+	capacity   atomic.Pointer[capacityView]
+	onCapacity atomic.Pointer[func([]string)]
 }
 
 // publish writes the status ConfigMap and sets the gauges.
-func (l *NodeLoop) publish(ctx context.Context, r *iterationReport) {
-	s := l.buildStatus(r)
-	l.setGauges(r)
-	l.setCAGauges(r)
-	l.publishCapacity(r)
-	if err := l.status.write(ctx, s); err != nil {
+func (p *publisher) publish(ctx context.Context, r *iterationReport) {
+	s := p.buildStatus(r)
+	p.setGauges(r)
+	p.setCAGauges(r)
+	p.publishCapacity(r)
+	if err := p.status.write(ctx, s); err != nil {
 		klog.FromContext(ctx).Error(err, "Status not written")
-		l.cfg.Metrics.loopError("apiCallError")
+		p.metrics.loopError("apiCallError")
 	}
 }
 
-func (l *NodeLoop) buildStatus(r *iterationReport) Status {
+func (p *publisher) buildStatus(r *iterationReport) Status {
 	o := r.observation
 	s := Status{Time: o.now.UTC().Format(time.RFC3339)}
 	h := r.health
@@ -50,9 +73,9 @@ func (l *NodeLoop) buildStatus(r *iterationReport) Status {
 		s.ClusterWide.Health.Status = "Unhealthy"
 	}
 	s.ClusterWide.ScaleUp = scaleUpStatus(r)
-	s.ClusterWide.ScaleDown = l.scaleDownStatus(r)
+	s.ClusterWide.ScaleDown = p.scaleDownStatus(r)
 	for _, g := range o.groups {
-		s.NodeGroups = append(s.NodeGroups, l.groupStatus(g))
+		s.NodeGroups = append(s.NodeGroups, groupStatus(g, r.group(g.group.Id())))
 	}
 	return s
 }
@@ -95,22 +118,22 @@ func scaleUpStatus(r *iterationReport) ScaleUpStatus {
 // maxStatusNodes bounds the per-node lists of the status ConfigMap.
 const maxStatusNodes = 500
 
-func (l *NodeLoop) scaleDownStatus(r *iterationReport) ScaleDownStatus {
+func (p *publisher) scaleDownStatus(r *iterationReport) ScaleDownStatus {
 	st := ScaleDownStatus{Status: "Disabled"}
 	sd := r.scaleDown
 	if sd == nil || sd.plan == nil {
-		if l.opts.ScaleDown.Enabled {
+		if p.opts.ScaleDown.Enabled {
 			st.Status = "NotRun"
 		}
 		return st
 	}
 	st.Status, st.Cooldown, st.PlanReused = "NoCandidates", sd.cooldown, sd.reused
-	st.Removing, _ = l.actuator.deleting()
+	st.Removing = r.removing
 	for _, u := range sd.plan.Unneeded {
 		st.Candidates++
 		if len(st.Unneeded) < maxStatusNodes {
 			st.Unneeded = append(st.Unneeded, UnneededEntry{Node: u.Node, NodeGroup: u.Group, Empty: u.Empty(),
-				Since: l.unneededSince[u.Node].UTC().Format(time.RFC3339), Utilization: fmt.Sprintf("%.2f", u.Utilization)})
+				Since: r.unneededSince[u.Node].UTC().Format(time.RFC3339), Utilization: fmt.Sprintf("%.2f", u.Utilization)})
 		}
 	}
 	for _, u := range append(append([]scaledown.Unremovable(nil), sd.notEvenCandidates...), sd.plan.Unremovable...) {
@@ -134,8 +157,7 @@ func (l *NodeLoop) scaleDownStatus(r *iterationReport) ScaleDownStatus {
 	return st
 }
 
-func (l *NodeLoop) groupStatus(g *groupObservation) NodeGroupStatus {
-	v := l.state.Group(g.group.Id())
+func groupStatus(g *groupObservation, v clusterstate.GroupView) NodeGroupStatus {
 	st := NodeGroupStatus{Name: g.group.Id(), Health: "Healthy", MinSize: g.group.MinSize(), MaxSize: g.group.MaxSize(),
 		Target: g.target, Registered: v.Registered, Ready: v.Ready, Upcoming: v.Upcoming}
 	switch {
@@ -154,8 +176,8 @@ func (l *NodeLoop) groupStatus(g *groupObservation) NodeGroupStatus {
 	return st
 }
 
-func (l *NodeLoop) setGauges(r *iterationReport) {
-	m := l.cfg.Metrics
+func (p *publisher) setGauges(r *iterationReport) {
+	m := p.metrics
 	safe := 0.0
 	if r.health.Healthy {
 		safe = 1
@@ -196,7 +218,7 @@ func (l *NodeLoop) setGauges(r *iterationReport) {
 	}
 	for _, g := range r.observation.groups {
 		id := g.group.Id()
-		v := l.state.Group(id)
+		v := r.group(id)
 		m.NodeGroupSize.WithLabelValues(id, "min").Set(float64(g.group.MinSize()))
 		m.NodeGroupSize.WithLabelValues(id, "max").Set(float64(g.group.MaxSize()))
 		m.NodeGroupSize.WithLabelValues(id, "target").Set(float64(g.target))

@@ -180,7 +180,7 @@ func (l *NodeLoop) refused(ctx context.Context, up scaleup.ScaleUp, err error) s
 	l.state.BackOff(up.Group, l.clock.Now(), &cloudprovider.InstanceErrorInfo{
 		ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: err.Error()})
 	l.cfg.Metrics.failedScaleUp(up.Group, "cloudProviderError")
-	l.events.onStatus(l.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v",
+	l.events.onStatus(l.publisher.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v",
 		up.Group, up.To-up.From, err)
 	l.tellFailed(up.Pods, up.Group, err.Error())
 	if why := l.state.Group(up.Group).BackoffReason; why != "" {
@@ -196,7 +196,7 @@ func (l *NodeLoop) grown(up scaleup.ScaleUp) {
 	l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
 	l.cfg.Metrics.scaledUp(up.Group, delta)
 	l.cfg.Metrics.activity("scaleUp", l.clock.Now())
-	l.events.onStatus(l.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
+	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
 		up.Group, up.From, up.To, up.Max, picturedNote(up.Pods))
 	msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
 	for _, p := range up.Pods {
