@@ -114,32 +114,32 @@ func (l *NodeLoop) ForgetAhead(w Workload) {
 
 // aheadPods pictures the pods of every expectation that do not exist yet
 // (scaleup.AheadPods), and forgets the expired expectations.
-func (l *NodeLoop) aheadPods(now time.Time) []*corev1.Pod {
-	l.ahead.mu.Lock()
-	defer l.ahead.mu.Unlock()
-	exps := make(map[string]scaleup.Expectation, len(l.ahead.byKey))
-	for key, e := range l.ahead.byKey {
+func (ob *observer) aheadPods(now time.Time) []*corev1.Pod {
+	ob.ahead.mu.Lock()
+	defer ob.ahead.mu.Unlock()
+	exps := make(map[string]scaleup.Expectation, len(ob.ahead.byKey))
+	for key, e := range ob.ahead.byKey {
 		x := scaleup.Expectation{Workload: e.workload.pictured(), Replicas: e.replicas, Expires: e.expires, Satisfied: e.satisfied,
 			Source: e.source.Kind + " " + e.source.Namespace + "/" + e.source.Name}
 		if !e.satisfied {
-			x.Existing = l.existingPods(e.workload)
+			x.Existing = ob.existingPods(e.workload)
 		}
 		exps[key] = x
 	}
 	ahead := scaleup.AheadPods(exps, now)
 	for _, key := range ahead.Expired {
-		delete(l.ahead.byKey, key)
+		delete(ob.ahead.byKey, key)
 	}
 	for _, key := range ahead.Satisfied {
-		l.ahead.byKey[key].satisfied = true
+		ob.ahead.byKey[key].satisfied = true
 	}
 	return ahead.Pods
 }
 
 // existingPods counts the workload's pods that exist and are not going
 // away: those count as themselves.
-func (l *NodeLoop) existingPods(w Workload) int32 {
-	pods, err := l.pods.Pods(w.Namespace).List(w.Selector)
+func (ob *observer) existingPods(w Workload) int32 {
+	pods, err := ob.pods.Pods(w.Namespace).List(w.Selector)
 	if err != nil {
 		return 0
 	}

@@ -37,10 +37,12 @@ func newAheadLoop(ahead bool) *aheadLoop {
 	a.NodeLoop = &NodeLoop{
 		opts:  Options{ProvisionAhead: ahead, ExpendablePodsPriorityCutoff: -10},
 		clock: a.clock, urgent: make(chan struct{}, 1), ahead: newExpectations(),
-		pods: corelisters.NewPodLister(a.pods), deployments: appslisters.NewDeploymentLister(a.deployments),
-		statefulSets: appslisters.NewStatefulSetLister(a.statefulSets),
-		events:       newEventDeduper(a.recorder, a.clock, false),
+		pods: corelisters.NewPodLister(a.pods), statefulSets: appslisters.NewStatefulSetLister(a.statefulSets),
+		events: newEventDeduper(a.recorder, a.clock, false),
 	}
+	l := a.NodeLoop
+	l.observer = &observer{clock: l.clock, opts: l.opts, ahead: l.ahead, events: l.events, pods: l.pods,
+		deployments: appslisters.NewDeploymentLister(a.deployments), statefulSets: l.statefulSets}
 	return a
 }
 
@@ -73,7 +75,7 @@ func TestProvisionAheadPicturesOnlyMissingPods(t *testing.T) {
 	default:
 		t.Fatal("ProvisionAhead did not ask for an iteration at once")
 	}
-	got := a.aheadPods(a.clock.Now())
+	got := a.observer.aheadPods(a.clock.Now())
 	if len(got) != 6 {
 		t.Fatalf("8 replicas wanted, 2 exist: pictured %d pods, want 6", len(got))
 	}
@@ -87,21 +89,21 @@ func TestProvisionAheadPicturesOnlyMissingPods(t *testing.T) {
 	}
 	// Four of the six appear: only two are still pictured, never counted twice.
 	a.addPods(4, nil)
-	if got := a.aheadPods(a.clock.Now()); len(got) != 2 {
+	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 2 {
 		t.Fatalf("6 of 8 exist: pictured %d, want 2", len(got))
 	}
 	// Pods going away do not count as existing.
 	a.addPods(1, func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed })
-	if got := a.aheadPods(a.clock.Now()); len(got) != 2 {
+	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 2 {
 		t.Fatalf("a failed pod counted as a replica: pictured %d, want 2", len(got))
 	}
 	a.addPods(2, nil)
-	if got := a.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("every replica exists: pictured %d, want none", len(got))
 	}
 	// Satisfied once, an expectation pictures nothing even if pods go.
 	_ = a.pods.Delete(a.pods.List()[0])
-	if got := a.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("a satisfied expectation pictured %d pods again", len(got))
 	}
 	// Real pods of the workload still lead events to the autoscaler until
@@ -111,7 +113,7 @@ func TestProvisionAheadPicturesOnlyMissingPods(t *testing.T) {
 		t.Fatal("a real pod of the workload does not lead to the autoscaler")
 	}
 	a.clock.Step(aheadTTL + time.Second)
-	a.aheadPods(a.clock.Now())
+	a.observer.aheadPods(a.clock.Now())
 	if a.ahead.source(real) != nil {
 		t.Fatal("an expired expectation still claims the workload's pods")
 	}
@@ -121,12 +123,12 @@ func TestProvisionAheadExpiresAndForgets(t *testing.T) {
 	a := newAheadLoop(true)
 	a.ProvisionAhead(context.Background(), webWorkload(), 3, autoscalerRef)
 	a.clock.Step(aheadTTL + time.Second)
-	if got := a.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("pods that never appeared within %v are still pictured: %d", aheadTTL, len(got))
 	}
 	a.ProvisionAhead(context.Background(), webWorkload(), 3, autoscalerRef)
 	a.ForgetAhead(webWorkload())
-	if got := a.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("after a scale-down the expectation pictured %d pods", len(got))
 	}
 }
@@ -134,7 +136,7 @@ func TestProvisionAheadExpiresAndForgets(t *testing.T) {
 func TestProvisionAheadDisabled(t *testing.T) {
 	a := newAheadLoop(false)
 	a.ProvisionAhead(context.Background(), webWorkload(), 8, autoscalerRef)
-	if got := a.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("--provision-ahead=false pictured %d pods", len(got))
 	}
 	select {
@@ -157,7 +159,7 @@ func TestHeadroomPods(t *testing.T) {
 	_ = a.deployments.Add(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "plain"}})
 	_ = a.statefulSets.Add(&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db",
 		Annotations: map[string]string{HeadroomAnnotation: "1"}}, Spec: appsv1.StatefulSetSpec{Selector: sel, Template: tmpl}})
-	got := a.headroomPods()
+	got := a.observer.headroomPods()
 	per := map[string]int{}
 	for _, p := range got {
 		per[p.Annotations[HeadroomOfAnnotation]]++

@@ -18,10 +18,10 @@ import (
 // scale-down keeps them like other pods, so the headroom is not given back
 // and asked for again; when the annotation is lowered or removed, the nodes
 // that held the headroom are the first to become unneeded.
-func (l *NodeLoop) headroomPods() []*corev1.Pod {
+func (ob *observer) headroomPods() []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, w := range l.headroomWorkloads() {
-		out = append(out, l.pictureHeadroom(w)...)
+	for _, w := range ob.headroomWorkloads() {
+		out = append(out, ob.pictureHeadroom(w)...)
 	}
 	return out
 }
@@ -34,16 +34,16 @@ type headroomWorkload struct {
 	template *corev1.PodTemplateSpec
 }
 
-func (l *NodeLoop) headroomWorkloads() []headroomWorkload {
+func (ob *observer) headroomWorkloads() []headroomWorkload {
 	var out []headroomWorkload
-	if deps, err := l.deployments.List(labels.Everything()); err == nil {
+	if deps, err := ob.deployments.List(labels.Everything()); err == nil {
 		for _, d := range deps {
 			if _, ok := d.Annotations[HeadroomAnnotation]; ok {
 				out = append(out, headroomWorkload{"Deployment", &d.ObjectMeta, d.Spec.Selector, &d.Spec.Template})
 			}
 		}
 	}
-	if sets, err := l.statefulSets.List(labels.Everything()); err == nil {
+	if sets, err := ob.statefulSets.List(labels.Everything()); err == nil {
 		for _, s := range sets {
 			if _, ok := s.Annotations[HeadroomAnnotation]; ok {
 				out = append(out, headroomWorkload{"StatefulSet", &s.ObjectMeta, s.Spec.Selector, &s.Spec.Template})
@@ -55,23 +55,23 @@ func (l *NodeLoop) headroomWorkloads() []headroomWorkload {
 
 // pictureHeadroom pictures one workload's headroom pods, or warns on the
 // workload when its annotation is not a replica count.
-func (l *NodeLoop) pictureHeadroom(h headroomWorkload) []*corev1.Pod {
+func (ob *observer) pictureHeadroom(h headroomWorkload) []*corev1.Pod {
 	ref := &corev1.ObjectReference{APIVersion: "apps/v1", Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, UID: h.meta.UID}
 	n, err := scaleup.ParseHeadroom(h.meta.Annotations[HeadroomAnnotation])
 	if err != nil {
-		l.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "%v", err)
+		ob.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "%v", err)
 		return nil
 	}
 	if _, err := metav1.LabelSelectorAsSelector(h.selector); err != nil {
-		l.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "no headroom kept: selector: %v", err)
+		ob.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "no headroom kept: selector: %v", err)
 		return nil
 	}
 	w := scaleup.Pictured{Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, Template: h.template}
 	src := fmt.Sprintf("%s %s/%s", h.kind, h.meta.Namespace, h.meta.Name)
-	l.ahead.mu.Lock()
-	l.ahead.sources[src] = ref
-	l.ahead.mu.Unlock()
-	priority := l.opts.ExpendablePodsPriorityCutoff
+	ob.ahead.mu.Lock()
+	ob.ahead.sources[src] = ref
+	ob.ahead.mu.Unlock()
+	priority := ob.opts.ExpendablePodsPriorityCutoff
 	out := scaleup.PicturePods(w, "headroom", n, HeadroomOfAnnotation, src, &priority)
 	for _, p := range out {
 		p.Annotations[scaledown.SafeToEvictAnnotation] = "true"

@@ -58,13 +58,11 @@ type NodeLoop struct {
 
 	pods         corelisters.PodLister
 	nodes        corelisters.NodeLister
-	daemonSets   appslisters.DaemonSetLister
 	replicaSets  appslisters.ReplicaSetLister
 	statefulSets appslisters.StatefulSetLister
 	rcs          corelisters.ReplicationControllerLister
 	jobs         batchlisters.JobLister
 	pdbs         policylisters.PodDisruptionBudgetLister
-	deployments  appslisters.DeploymentLister
 	configMaps   *configMapSource
 	// handlers are the loop's informer event handlers.
 	handlers []cache.ResourceEventHandlerRegistration
@@ -82,10 +80,9 @@ type NodeLoop struct {
 	suMemory      scaleup.Memory
 	sdPlanner     scaledown.Planner
 	actuator      *actuator
+	observer      *observer
 	publisher     *publisher
 	unneededSince map[string]time.Time
-	// templateState is what is kept of each group's template.
-	templateState map[string]groupTemplateState
 	// scaleDownDue is when an unneeded node will be due for removal (zero:
 	// none); the loop wakes then instead of at its next scan.
 	scaleDownDue time.Time
@@ -126,22 +123,23 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		state:   clusterstate.New(cfg.Options.ClusterState),
 		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
 		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
-		templateState: map[string]groupTemplateState{},
-		rnd:           rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
+		rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	l.lastSuccess.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()
 	nodes := cfg.Factory.Core().V1().Nodes()
 	l.pods, l.nodes = pods.Lister(), nodes.Lister()
-	l.daemonSets = cfg.Factory.Apps().V1().DaemonSets().Lister()
 	l.replicaSets = cfg.Factory.Apps().V1().ReplicaSets().Lister()
 	l.statefulSets = cfg.Factory.Apps().V1().StatefulSets().Lister()
 	l.rcs = cfg.Factory.Core().V1().ReplicationControllers().Lister()
 	l.jobs = cfg.Factory.Batch().V1().Jobs().Lister()
 	l.pdbs = cfg.Factory.Policy().V1().PodDisruptionBudgets().Lister()
-	l.deployments = cfg.Factory.Apps().V1().Deployments().Lister()
 	l.lifetime = ctx
+	l.observer = &observer{cloud: cfg.Cloud, clock: cfg.Clock, metrics: cfg.Metrics, opts: cfg.Options, live: l.live,
+		ahead: l.ahead, events: l.events, templates: map[string]groupTemplateState{},
+		pods: l.pods, daemonSets: cfg.Factory.Apps().V1().DaemonSets().Lister(),
+		deployments: cfg.Factory.Apps().V1().Deployments().Lister(), statefulSets: l.statefulSets}
 	for _, h := range []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
@@ -402,7 +400,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	if aside, err := l.rival.standAside(ctx); aside || err != nil {
 		return err
 	}
-	obs, err := l.observe(ctx)
+	obs, err := l.observer.observe(ctx)
 	if err != nil {
 		return err
 	}

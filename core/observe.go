@@ -9,12 +9,39 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
+
+// observer turns the informers' caches and the cloud into one observation
+// per iteration. It decides nothing: which pods count, which group grows,
+// which nodes go are decided from the observation by the decision packages.
+type observer struct {
+	cloud   cloudprovider.CloudProvider
+	clock   clock.Clock
+	metrics *Metrics
+	opts    Options
+	// live is the scheduler snapshot the informers' events keep current.
+	live *liveSnapshot
+	// ahead are the pod loop's expectations (provision-ahead); events warn
+	// workloads whose headroom annotation is malformed.
+	ahead  *expectations
+	events *eventDeduper
+	// templates is what is kept of each group's template between
+	// iterations.
+	templates map[string]groupTemplateState
+
+	pods         corelisters.PodLister
+	daemonSets   appslisters.DaemonSetLister
+	deployments  appslisters.DeploymentLister
+	statefulSets appslisters.StatefulSetLister
+}
 
 // observation is one iteration's view of the cluster and the cloud.
 type observation struct {
@@ -66,25 +93,25 @@ func errorType(err error) string {
 	return "internalError"
 }
 
-func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
-	o := &observation{now: l.clock.Now(), groupOfNode: map[string]string{}, observed: map[string]clusterstate.NodeObservation{}}
-	if err := l.timed("cloudProviderRefresh", l.cfg.Cloud.Refresh); err != nil {
+func (ob *observer) observe(ctx context.Context) (*observation, error) {
+	o := &observation{now: ob.clock.Now(), groupOfNode: map[string]string{}, observed: map[string]clusterstate.NodeObservation{}}
+	if err := ob.timed("cloudProviderRefresh", ob.cloud.Refresh); err != nil {
 		return nil, fmt.Errorf("%w: refresh: %v", errCloud, err)
 	}
 	var err error
-	if err := l.timed("snapshotSync", func() error { o.snapshot, err = l.live.Sync(); return err }); err != nil {
+	if err := ob.timed("snapshotSync", func() error { o.snapshot, err = ob.live.Sync(); return err }); err != nil {
 		return nil, fmt.Errorf("sync snapshot: %w", err)
 	}
 	for _, ni := range o.snapshot.Infos() {
 		n := ni.Node()
 		o.nodes = append(o.nodes, n)
-		obs := l.opts.Taints.Observe(n)
+		obs := ob.opts.Taints.Observe(n)
 		o.observed[n.Name] = obs
 		if !obs.Ready {
 			klog.FromContext(ctx).V(4).Info("Node not ready", "node", n.Name, "reason", obs.NotReady)
 		}
 	}
-	pods, err := l.pods.List(labels.Everything())
+	pods, err := ob.pods.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("%w: list pods: %v", errAPI, err)
 	}
@@ -98,16 +125,16 @@ func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
 			}
 		}
 	}
-	o.pending = append(o.pending, l.aheadPods(o.now)...)
-	o.headroom = l.headroomPods()
+	o.pending = append(o.pending, ob.aheadPods(o.now)...)
+	o.headroom = ob.headroomPods()
 	o.pending = append(o.pending, o.headroom...)
-	daemonSets, err := l.daemonSets.List(labels.Everything())
+	daemonSets, err := ob.daemonSets.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("%w: list daemonsets: %v", errAPI, err)
 	}
 	live := map[string][]*corev1.Node{}
 	for _, n := range o.nodes {
-		g, err := l.cfg.Cloud.NodeGroupForNode(n)
+		g, err := ob.cloud.NodeGroupForNode(n)
 		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Node group of node unknown", "node", n.Name, "err", err)
 			continue
@@ -117,24 +144,24 @@ func (l *NodeLoop) observe(ctx context.Context) (*observation, error) {
 			live[g.Id()] = append(live[g.Id()], n)
 		}
 	}
-	for _, g := range l.cfg.Cloud.NodeGroups() {
-		o.groups = append(o.groups, l.observeGroup(ctx, o, g, live[g.Id()], daemonSets))
+	for _, g := range ob.cloud.NodeGroups() {
+		o.groups = append(o.groups, ob.observeGroup(ctx, o, g, live[g.Id()], daemonSets))
 	}
-	l.forgetTemplates(o.groups)
+	ob.forgetTemplates(o.groups)
 	return o, nil
 }
 
 // observeGroup reads a group from the cloud. A group the cloud cannot
 // describe is kept, with the problem noted, so it is neither grown nor
 // trusted this iteration.
-func (l *NodeLoop) observeGroup(ctx context.Context, o *observation, g cloudprovider.NodeGroup, nodes []*corev1.Node, daemonSets []*appsv1.DaemonSet) *groupObservation {
+func (ob *observer) observeGroup(ctx context.Context, o *observation, g cloudprovider.NodeGroup, nodes []*corev1.Node, daemonSets []*appsv1.DaemonSet) *groupObservation {
 	gro := &groupObservation{group: g}
 	var err error
 	if gro.target, err = g.TargetSize(); err != nil {
 		gro.problem = fmt.Sprintf("cannot read target size: %v", err)
 	} else if gro.instances, err = g.Nodes(); err != nil {
 		gro.problem = fmt.Sprintf("cannot list instances: %v", err)
-	} else if gro.template, err = l.groupTemplate(ctx, o, g, nodes, daemonSets); err != nil {
+	} else if gro.template, err = ob.groupTemplate(ctx, o, g, nodes, daemonSets); err != nil {
 		gro.problem = fmt.Sprintf("cannot build template node: %v", err)
 	}
 	if gro.problem != "" {
@@ -143,42 +170,12 @@ func (l *NodeLoop) observeGroup(ctx context.Context, o *observation, g cloudprov
 	return gro
 }
 
-// updateClusterState feeds the observation to the cluster state, cancels
-// requests that will never be fulfilled, and judges the cluster's health.
-func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation) clusterstate.Health {
-	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.observe("updateClusterState", l.clock.Since(start)) }()
-	byProviderID := map[string]*corev1.Node{}
-	var all []clusterstate.NodeObservation
-	for _, n := range o.nodes {
-		byProviderID[n.Spec.ProviderID] = n
-		all = append(all, o.observed[n.Name])
-	}
-	var groupObs []clusterstate.GroupObservation
-	for _, g := range o.groups {
-		if g.problem != "" {
-			continue
-		}
-		nodes := map[string]clusterstate.NodeObservation{}
-		for _, in := range g.instances {
-			if n, ok := byProviderID[in.Id]; ok {
-				nodes[in.Id] = o.observed[n.Name]
-			}
-		}
-		groupObs = append(groupObs, clusterstate.GroupObservation{ID: g.group.Id(), Target: g.target, Instances: g.instances, Nodes: nodes})
-	}
-	for _, c := range l.state.Update(o.now, groupObs) {
-		l.cancel(ctx, o, c)
-	}
-	return l.state.UpdateHealth(o.now, all)
-}
-
 // ready reports whether the node can run pods now.
 func (o *observation) ready(name string) bool { return o.observed[name].Ready }
 
-func (l *NodeLoop) timed(function string, f func() error) error {
-	start := l.clock.Now()
+func (ob *observer) timed(function string, f func() error) error {
+	start := ob.clock.Now()
 	err := f()
-	l.cfg.Metrics.observe(function, l.clock.Since(start))
+	ob.metrics.observe(function, ob.clock.Since(start))
 	return err
 }

@@ -25,17 +25,17 @@ type groupTemplateState struct {
 // groupTemplate is the node a group would add (templates.Decide): made
 // from one of its live nodes, the cached copy of one, or the provider's
 // template. The loop keeps the decision's cache entry.
-func (l *NodeLoop) groupTemplate(ctx context.Context, o *observation, g cloudprovider.NodeGroup, nodes []*corev1.Node, daemonSets []*appsv1.DaemonSet) (*simulator.NodeTemplate, error) {
+func (ob *observer) groupTemplate(ctx context.Context, o *observation, g cloudprovider.NodeGroup, nodes []*corev1.Node, daemonSets []*appsv1.DaemonSet) (*simulator.NodeTemplate, error) {
 	id := g.Id()
-	prev := l.templateState[id]
+	prev := ob.templates[id]
 	t, err := templates.Decide(templates.Input{
 		Group: id, Nodes: nodes, PodsOf: o.podsOf, Cached: prev.keep, Provider: g.TemplateNodeInfo,
-		DaemonSets: daemonSets, Taints: l.opts.Taints, Now: o.now, CacheTTL: l.opts.NodeInfoCacheExpireTime,
+		DaemonSets: daemonSets, Taints: ob.opts.Taints, Now: o.now, CacheTTL: ob.opts.NodeInfoCacheExpireTime,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node group %s: %w", id, err)
 	}
-	l.templateState[id] = groupTemplateState{keep: t.Keep, source: t.Source, from: t.From}
+	ob.templates[id] = groupTemplateState{keep: t.Keep, source: t.Source, from: t.From}
 	if t.Source != prev.source || t.From != prev.from {
 		klog.FromContext(ctx).V(2).Info("Node group template", "nodeGroup", id, "source", t.Source, "fromNode", t.From)
 	}
@@ -43,14 +43,14 @@ func (l *NodeLoop) groupTemplate(ctx context.Context, o *observation, g cloudpro
 }
 
 // forgetTemplates drops what is kept of groups the provider no longer has.
-func (l *NodeLoop) forgetTemplates(groups []*groupObservation) {
+func (ob *observer) forgetTemplates(groups []*groupObservation) {
 	seen := make(map[string]bool, len(groups))
 	for _, g := range groups {
 		seen[g.group.Id()] = true
 	}
-	for id := range l.templateState {
+	for id := range ob.templates {
 		if !seen[id] {
-			delete(l.templateState, id)
+			delete(ob.templates, id)
 		}
 	}
 }

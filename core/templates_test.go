@@ -55,7 +55,7 @@ func TestGroupTemplateKeepsTheLiveNodesCopy(t *testing.T) {
 	}
 	asked := 0
 	g := templateGroup{asked: &asked}
-	l := &NodeLoop{templateState: map[string]groupTemplateState{}, opts: Options{NodeInfoCacheExpireTime: 10 * time.Minute}}
+	l := &observer{templates: map[string]groupTemplateState{}, opts: Options{NodeInfoCacheExpireTime: 10 * time.Minute}}
 	steps := []struct {
 		name   string
 		after  time.Duration
