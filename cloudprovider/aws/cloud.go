@@ -31,11 +31,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
-
-// ProviderName is this provider's --cloud-provider value.
-const ProviderName = config.CloudProviderAWS
 
 // Reasons of the events the provider emits.
 const (
@@ -47,12 +43,12 @@ const (
 type Config struct {
 	// NodeGroups are the groups of --nodes; their min and max sizes are
 	// kept within the ASG's own bounds.
-	NodeGroups []config.NodeGroupSpec
+	NodeGroups []cloudprovider.NodeGroupSpec
 	// AutoDiscovery are the --node-group-auto-discovery tag sets; a group
 	// matching any set is managed with the ASG's min and max sizes.
-	AutoDiscovery []config.ASGAutoDiscoverySpec
+	AutoDiscovery []AutoDiscoverySpec
 	// RefreshInterval is how long group descriptions are cached; default
-	// config.DefaultAWSRefreshInterval.
+	// DefaultRefreshInterval.
 	RefreshInterval time.Duration
 	// ConvergingRefreshInterval is the refresh interval while a group has
 	// instances starting, stopping or missing (desired capacity not yet
@@ -65,8 +61,8 @@ type Config struct {
 	// MaxPods is the pods capacity of template nodes; 0 derives it from
 	// the instance type's network interfaces.
 	MaxPods int
-	// NodeReservation is config.AWSNodeReservationEKS (default) or
-	// config.AWSNodeReservationNone.
+	// NodeReservation is NodeReservationEKS (default) or
+	// NodeReservationNone.
 	NodeReservation string
 	// Prices enables Pricing when not empty.
 	Prices PriceTable
@@ -84,31 +80,15 @@ type Config struct {
 	LaunchWatchTimeout time.Duration
 }
 
-// ConfigFromOptions makes the provider's configuration from validated
-// flags, reading the price table file if one is given.
-func ConfigFromOptions(opts *config.Options) (Config, error) {
-	cfg := Config{
-		NodeGroups:      opts.NodeGroups,
-		AutoDiscovery:   opts.AWS.NodeGroupAutoDiscovery,
-		RefreshInterval: opts.AWS.RefreshInterval,
-		MaxPods:         opts.AWS.MaxPods,
-		NodeReservation: opts.AWS.NodeReservation,
-
-		LaunchWatchTimeout: opts.MaxNodeProvisionTime,
-	}
-	if opts.AWS.PriceTable != "" {
-		t, err := LoadPriceTable(opts.AWS.PriceTable)
-		if err != nil {
-			return Config{}, err
-		}
-		cfg.Prices = t
-	}
-	return cfg, cfg.validate()
+// Validate checks a configuration built from flags; the errors name the
+// flags.
+func (c *Config) Validate() error {
+	return c.validate()
 }
 
 func (c *Config) setDefaults() {
 	if c.RefreshInterval <= 0 {
-		c.RefreshInterval = config.DefaultAWSRefreshInterval
+		c.RefreshInterval = DefaultRefreshInterval
 	}
 	if c.ConvergingRefreshInterval <= 0 {
 		c.ConvergingRefreshInterval = min(10*time.Second, c.RefreshInterval)
@@ -117,7 +97,7 @@ func (c *Config) setDefaults() {
 		c.MaxStaleness = 2 * c.RefreshInterval
 	}
 	if c.NodeReservation == "" {
-		c.NodeReservation = config.AWSNodeReservationEKS
+		c.NodeReservation = NodeReservationEKS
 	}
 	if c.LaunchTemplateTTL <= 0 {
 		c.LaunchTemplateTTL = 10 * time.Minute
@@ -139,8 +119,8 @@ func (c *Config) validate() error {
 		return errors.New("--cloud-provider=aws needs node groups: give --nodes=MIN:MAX:ASG_NAME or --node-group-auto-discovery=asg:tag=...")
 	case len(c.NodeGroups) > 0 && len(c.AutoDiscovery) > 0:
 		return fmt.Errorf("--node-group-auto-discovery=%s cannot be combined with --nodes=%s", c.AutoDiscovery[0], c.NodeGroups[0])
-	case c.NodeReservation != "" && c.NodeReservation != config.AWSNodeReservationEKS && c.NodeReservation != config.AWSNodeReservationNone:
-		return fmt.Errorf("--aws-node-reservation=%q: want %q or %q", c.NodeReservation, config.AWSNodeReservationEKS, config.AWSNodeReservationNone)
+	case c.NodeReservation != "" && c.NodeReservation != NodeReservationEKS && c.NodeReservation != NodeReservationNone:
+		return fmt.Errorf("--aws-node-reservation=%q: want %q or %q", c.NodeReservation, NodeReservationEKS, NodeReservationNone)
 	case c.MaxPods < 0:
 		return fmt.Errorf("--aws-max-pods=%d must not be negative", c.MaxPods)
 	}

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 // instance is one instance of a group, as DescribeAutoScalingGroups lists it.
@@ -98,7 +97,7 @@ func (s *groupState) convergingLocked() bool {
 type nodeGroup struct {
 	cloud    *Cloud
 	name     string
-	explicit *config.NodeGroupSpec
+	explicit *cloudprovider.NodeGroupSpec
 	st       groupState
 }
 

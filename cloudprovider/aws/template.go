@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 // Cluster Autoscaler's node-template tags on an Auto Scaling Group.
@@ -121,7 +120,7 @@ func buildTemplate(in templateInput) (*corev1.Node, []string, error) {
 		capacity[name] = q
 	}
 	allocatable := capacity.DeepCopy()
-	if in.Reservation == config.AWSNodeReservationEKS {
+	if in.Reservation == NodeReservationEKS {
 		allocatable = eksAllocatable(capacity)
 	}
 

@@ -233,7 +233,7 @@ func TestHPARestartKeepsStabilization(t *testing.T) {
 	dropped := time.Now()
 	hpaHoldReplicas(t, ns, "web", 4, 10*time.Second)
 	before := hpaGetPA(t, ns, "web").Status.History
-	var kept hpa.Recommendation
+	var kept v1alpha1.Recommendation
 	for _, r := range before.Recommendations {
 		if r.Replicas == 4 {
 			kept = r
