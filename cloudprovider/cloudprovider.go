@@ -27,16 +27,10 @@ type CloudProvider interface {
 	// NodeGroupForNode returns the group a node belongs to, or nil (and no
 	// error) when the node is not managed by any group.
 	NodeGroupForNode(node *corev1.Node) (NodeGroup, error)
-	// HasInstance reports whether the node's instance still exists.
-	HasInstance(node *corev1.Node) (bool, error)
 	// Pricing returns the provider's price model, or ErrNotImplemented.
 	Pricing() (PricingModel, error)
-	// GetResourceLimiter returns the cluster-wide resource limits.
-	GetResourceLimiter() (*ResourceLimiter, error)
 	// GPULabel is the node label that marks GPU nodes.
 	GPULabel() string
-	// GetAvailableGPUTypes lists the GPU types the provider offers.
-	GetAvailableGPUTypes() map[string]struct{}
 	// Refresh is called at the start of every node-loop iteration, before
 	// any other call, so the provider can update cached state.
 	Refresh() error
@@ -87,8 +81,6 @@ type NodeGroup interface {
 	// GetOptions returns per-group overrides of the autoscaling options, or
 	// ErrNotImplemented when the group has none.
 	GetOptions(defaults NodeGroupAutoscalingOptions) (*NodeGroupAutoscalingOptions, error)
-	// Debug is a one-line description for logs.
-	Debug() string
 }
 
 // NodeTemplate is a node as it would be just after it started, with the pods
@@ -154,12 +146,10 @@ type InstanceErrorInfo struct {
 	ErrorMessage string
 }
 
-// PricingModel prices nodes and pods, for the price expander.
+// PricingModel prices nodes, for the price expander.
 type PricingModel interface {
 	// NodePrice is the cost of running node from start to end.
 	NodePrice(node *corev1.Node, start, end time.Time) (float64, error)
-	// PodPrice is the cost of running pod from start to end.
-	PodPrice(pod *corev1.Pod, start, end time.Time) (float64, error)
 }
 
 // NodeGroupAutoscalingOptions are the options a group may override.

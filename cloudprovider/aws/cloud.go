@@ -133,12 +133,11 @@ type EventFunc func(eventType, reason, message string)
 
 // Cloud is the AWS cloud provider.
 type Cloud struct {
-	ctx     context.Context
-	cfg     Config
-	api     Clients
-	clock   clock.WithTicker
-	events  EventFunc
-	limiter *cloudprovider.ResourceLimiter
+	ctx    context.Context
+	cfg    Config
+	api    Clients
+	clock  clock.WithTicker
+	events EventFunc
 
 	types instanceTypeCache
 	lts   launchTemplateCache
@@ -187,11 +186,6 @@ func WithClock(c clock.WithTicker) Option { return func(cl *Cloud) { cl.clock = 
 // WithEvents sets where the provider's events go.
 func WithEvents(f EventFunc) Option { return func(cl *Cloud) { cl.events = f } }
 
-// WithResourceLimiter sets the cluster-wide limits the provider reports.
-func WithResourceLimiter(l *cloudprovider.ResourceLimiter) Option {
-	return func(cl *Cloud) { cl.limiter = l }
-}
-
 // New makes the provider and reads the groups once, so that bad
 // credentials or a wrong region stop tidal at start with a clear error.
 // ctx carries the logger and bounds nothing but this first read: calls
@@ -205,9 +199,8 @@ func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, 
 	cfg.setDefaults()
 	c := &Cloud{
 		ctx: ctx, cfg: cfg, api: api, clock: clock.RealClock{},
-		events:  func(string, string, string) {},
-		limiter: cloudprovider.NewResourceLimiter(nil, nil),
-		groups:  map[string]*nodeGroup{}, byInstance: map[string]string{}, missing: map[string]bool{},
+		events: func(string, string, string) {},
+		groups: map[string]*nodeGroup{}, byInstance: map[string]string{}, missing: map[string]bool{},
 		watches: map[string]*launchWatch{},
 	}
 	c.lts.ttl = cfg.LaunchTemplateTTL
@@ -274,33 +267,6 @@ func (c *Cloud) NodeGroupForNode(node *corev1.Node) (cloudprovider.NodeGroup, er
 	return nil, nil
 }
 
-// HasInstance reports whether the node's instance still exists: true for
-// an instance of a managed group, false once its group lists it as
-// Terminated. For instances outside the managed groups it cannot tell and
-// (or for nodes that are not EC2 instances) returns true with
-// cloudprovider.ErrNotImplemented, as Cluster Autoscaler does.
-func (c *Cloud) HasInstance(node *corev1.Node) (bool, error) {
-	if !strings.HasPrefix(node.Spec.ProviderID, "aws://") {
-		return true, cloudprovider.ErrNotImplemented
-	}
-	_, instanceID, err := ParseProviderID(node.Spec.ProviderID)
-	if err != nil {
-		return false, fmt.Errorf("node %s: %w", node.Name, err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name, ok := c.byInstance[instanceID]
-	if !ok {
-		return true, cloudprovider.ErrNotImplemented
-	}
-	for _, in := range c.groups[name].st.instances {
-		if in.id == instanceID {
-			return in.lifecycle != "Terminated", nil
-		}
-	}
-	return true, cloudprovider.ErrNotImplemented
-}
-
 // Pricing returns prices from --aws-price-table, or ErrNotImplemented
 // without one.
 func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
@@ -310,26 +276,9 @@ func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
 	return pricing{table: c.cfg.Prices}, nil
 }
 
-// GetResourceLimiter implements cloudprovider.CloudProvider.
-func (c *Cloud) GetResourceLimiter() (*cloudprovider.ResourceLimiter, error) { return c.limiter, nil }
-
 // GPULabel is the label Cluster Autoscaler's AWS provider uses for GPU
 // nodes; set it on GPU groups with a node-template label tag.
 func (c *Cloud) GPULabel() string { return GPULabel }
-
-// GetAvailableGPUTypes lists the GPU types seen in the managed groups'
-// instance types.
-func (c *Cloud) GetAvailableGPUTypes() map[string]struct{} {
-	out := map[string]struct{}{}
-	c.types.mu.Lock()
-	defer c.types.mu.Unlock()
-	for _, t := range c.types.known {
-		if t.GPUs > 0 && t.GPUName != "" {
-			out[strings.ToLower(t.GPUManufacturer+"-"+t.GPUName)] = struct{}{}
-		}
-	}
-	return out
-}
 
 // Cleanup implements cloudprovider.CloudProvider: it stops the watches of
 // launches in flight and waits for them to end.

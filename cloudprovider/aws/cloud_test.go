@@ -493,9 +493,6 @@ func TestDeleteNodesTerminatesInstancesWithDecrement(t *testing.T) {
 	if len(instances) != 2 || countStates(instances)[cloudprovider.InstanceRunning] != 2 {
 		t.Fatalf("after termination: %+v", instances)
 	}
-	if ok, err := c.HasInstance(nodeFor(web[0])); !ok || err != nil {
-		t.Fatalf("HasInstance of a live instance: %v %v", ok, err)
-	}
 }
 
 func TestDeleteNodesRemovesPlaceholdersByLoweringDesired(t *testing.T) {
@@ -534,7 +531,7 @@ func TestDeleteNodesRemovesPlaceholdersByLoweringDesired(t *testing.T) {
 	}
 }
 
-func TestNodeGroupForNodeAndHasInstance(t *testing.T) {
+func TestNodeGroupForNode(t *testing.T) {
 	e := newEnv(t)
 	e.group("web", 0, 5, 1, discoveredTags(nil))
 	e.group("unmanaged", 0, 5, 1, nil)
@@ -554,9 +551,6 @@ func TestNodeGroupForNodeAndHasInstance(t *testing.T) {
 	}
 	if _, err := c.NodeGroupForNode(node("aws:///us-east-1a/i-xyz")); err == nil || !strings.Contains(err.Error(), "not an EC2 instance id") {
 		t.Fatalf("malformed aws providerID: %v", err)
-	}
-	if ok, err := c.HasInstance(node(unmanaged.ProviderID())); !ok || !errors.Is(err, cloudprovider.ErrNotImplemented) {
-		t.Fatalf("HasInstance outside managed groups: %v %v", ok, err)
 	}
 }
 

@@ -133,19 +133,6 @@ func (g *nodeGroup) boundsLocked() (int, int) {
 	return lo, hi
 }
 
-// Debug describes the group in one line.
-func (g *nodeGroup) Debug() string {
-	g.cloud.mu.Lock()
-	defer g.cloud.mu.Unlock()
-	lo, hi := g.boundsLocked()
-	source := "auto-discovered"
-	if g.explicit != nil {
-		source = "--nodes=" + g.explicit.String()
-	}
-	return fmt.Sprintf("%s (min %d, max %d, desired %d, %d instance(s), zones %v, %s)",
-		g.name, lo, hi, g.st.desired, len(g.st.instances), g.st.zones, source)
-}
-
 // TargetSize is the group's desired capacity.
 func (g *nodeGroup) TargetSize() (int, error) {
 	g.cloud.mu.Lock()
