@@ -366,7 +366,7 @@ func optionsFromTags(tags map[string]string, defaults cloudprovider.NodeGroupAut
 			}
 		case optScaleDownUnneededTime, optScaleDownUnreadyTime, optMaxNodeProvisionTime:
 			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
+			if err != nil || d < 0 || (d == 0 && strings.ToLower(name) == optMaxNodeProvisionTime) {
 				bad("a duration such as 10m")
 				continue
 			}

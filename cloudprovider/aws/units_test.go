@@ -325,3 +325,31 @@ func TestWatchDelayDoublesAfterFailedReadsUpToABound(t *testing.T) {
 		}
 	}
 }
+
+// maxnodeprovisiontime, in any case of the key, replaces the flag's time;
+// a value that is not a positive duration is reported and leaves the flag's.
+func TestMaxNodeProvisionTimeTag(t *testing.T) {
+	defaults := cloudprovider.NodeGroupAutoscalingOptions{MaxNodeProvisionTime: 15 * time.Minute}
+	for _, tc := range []struct {
+		key, value string
+		want       time.Duration
+		wantOK     bool
+		wantWarn   string
+	}{
+		{key: "maxnodeprovisiontime", value: "5m", want: 5 * time.Minute, wantOK: true},
+		{key: "MaxNodeProvisionTime", value: " 1h ", want: time.Hour, wantOK: true},
+		{key: "maxnodeprovisiontime", value: "10", want: 15 * time.Minute, wantWarn: "not a duration"},
+		{key: "maxnodeprovisiontime", value: "-1m", want: 15 * time.Minute, wantWarn: "not a duration"},
+		{key: "maxnodeprovisiontime", value: "0s", want: 15 * time.Minute, wantWarn: "not a duration"},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			got, ok, warnings := optionsFromTags(map[string]string{OptionTagPrefix + tc.key: tc.value, "team": "x"}, defaults)
+			if got.MaxNodeProvisionTime != tc.want || ok != tc.wantOK {
+				t.Fatalf("got %v (ok %v), want %v (ok %v); warnings %q", got.MaxNodeProvisionTime, ok, tc.want, tc.wantOK, warnings)
+			}
+			if tc.wantWarn == "" && len(warnings) > 0 || tc.wantWarn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tc.wantWarn)) {
+				t.Fatalf("warnings %q, want one containing %q", warnings, tc.wantWarn)
+			}
+		})
+	}
+}
