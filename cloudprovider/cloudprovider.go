@@ -161,3 +161,22 @@ type NodeGroupAutoscalingOptions struct {
 	MaxNodeProvisionTime             time.Duration
 	IgnoreDaemonSetsUtilization      bool
 }
+
+// BalancingLabelIgnorer is implemented by providers whose nodes carry labels
+// that differ between node groups alike but for their name or place (a
+// group name label, a zone id): --balance-similar-node-groups sets them
+// aside when comparing groups, as Cluster Autoscaler's per-provider
+// comparators do. It is not part of Cluster Autoscaler's interface.
+type BalancingLabelIgnorer interface {
+	// BalancingIgnoredLabels lists the label keys to set aside.
+	BalancingIgnoredLabels() []string
+}
+
+// BalancingIgnoredLabels is the provider's labels to set aside when
+// comparing groups, none when it does not say.
+func BalancingIgnoredLabels(p CloudProvider) []string {
+	if b, ok := p.(BalancingLabelIgnorer); ok {
+		return b.BalancingIgnoredLabels()
+	}
+	return nil
+}

@@ -130,6 +130,10 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		templateState: map[string]groupTemplateState{},
 		rnd:           rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
+	// GPU nodes are ready once their GPUs are, by the provider's label.
+	if cfg.Cloud != nil {
+		l.opts.Taints.GPULabel = cfg.Cloud.GPULabel()
+	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	l.lastSuccess.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()

@@ -339,3 +339,17 @@ func (c *Cloud) markDirty() {
 	c.changes++
 	c.mu.Unlock()
 }
+
+// balancingIgnoredLabels are labels EKS and eksctl give each node group's
+// nodes, and zone ids: they differ between groups alike.
+var balancingIgnoredLabels = []string{
+	"alpha.eksctl.io/nodegroup-name", "eks.amazonaws.com/nodegroup", "k8s.amazonaws.com/eniConfig",
+	"topology.ebs.csi.aws.com/zone", "topology.k8s.aws/zone-id",
+}
+
+// BalancingIgnoredLabels implements cloudprovider.BalancingLabelIgnorer.
+func (c *Cloud) BalancingIgnoredLabels() []string {
+	return append([]string(nil), balancingIgnoredLabels...)
+}
+
+var _ cloudprovider.BalancingLabelIgnorer = (*Cloud)(nil)

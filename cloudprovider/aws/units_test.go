@@ -3,6 +3,7 @@ package aws
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -351,5 +352,16 @@ func TestMaxNodeProvisionTimeTag(t *testing.T) {
 				t.Fatalf("warnings %q, want one containing %q", warnings, tc.wantWarn)
 			}
 		})
+	}
+}
+
+// The labels templates derive from the group's name or zone are the ones
+// balancing sets aside.
+func TestBalancingIgnoresTheGroupAndZoneLabels(t *testing.T) {
+	ignored := (&Cloud{}).BalancingIgnoredLabels()
+	for _, l := range []string{LabelEKSNodegroup, LabelEBSCSIZone} {
+		if !slices.Contains(ignored, l) {
+			t.Errorf("%s is not set aside for balancing (%v)", l, ignored)
+		}
 	}
 }

@@ -280,3 +280,9 @@ func sortedInstances(m map[string]*instance) []*instance {
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
+
+// BalancingIgnoredLabels implements cloudprovider.BalancingLabelIgnorer: the
+// group name label differs between groups alike.
+func (c *Cloud) BalancingIgnoredLabels() []string { return []string{NodeGroupLabel} }
+
+var _ cloudprovider.BalancingLabelIgnorer = (*Cloud)(nil)

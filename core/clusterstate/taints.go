@@ -46,7 +46,15 @@ type Taints struct {
 	Startup []string
 	// Status holds the keys of --status-taint.
 	Status []string
+	// GPULabel is the cloud provider's label of GPU nodes
+	// (CloudProvider.GPULabel). A node carrying it is not ready until it
+	// offers GPUResource: its device plugin has not started yet, as
+	// Cluster Autoscaler's GPU processor judges.
+	GPULabel string
 }
+
+// GPUResource is the extended resource of GPUs, as Cluster Autoscaler's.
+const GPUResource corev1.ResourceName = "nvidia.com/gpu"
 
 // IsStartup reports whether key is a startup taint's.
 func (c Taints) IsStartup(key string) bool {
@@ -101,6 +109,11 @@ func (c Taints) Readiness(node *corev1.Node) (ready bool, why string) {
 	for _, t := range node.Spec.Taints {
 		if c.IsStartup(t.Key) {
 			return false, fmt.Sprintf("startup taint %s:%s", t.Key, t.Effect)
+		}
+	}
+	if _, gpu := node.Labels[c.GPULabel]; gpu && c.GPULabel != "" {
+		if q, ok := node.Status.Allocatable[GPUResource]; !ok || q.IsZero() {
+			return false, fmt.Sprintf("GPU node (label %s) with no %s allocatable yet", c.GPULabel, GPUResource)
 		}
 	}
 	return true, ""
