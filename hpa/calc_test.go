@@ -85,14 +85,13 @@ func TestPlainWorkedExamples(t *testing.T) {
 // for production readiness defaults and one container per pod).
 func TestFoldBackPortedRows(t *testing.T) {
 	type row struct {
-		name        string
-		current     int32
-		pods        []*v1.Pod
-		metrics     map[string]int64
-		target      int32
-		want, util  int32
-		value       int64
-		notReadyPod bool
+		name       string
+		current    int32
+		pods       []*v1.Pod
+		metrics    map[string]int64
+		target     int32
+		want, util int32
+		value      int64
 	}
 	tests := []row{
 		{name: "ScaleUpUnreadyLessScale: unready counts 0 on a scale-up", current: 3,

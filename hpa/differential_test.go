@@ -108,17 +108,16 @@ func (o outcome) String() string {
 
 // diffCase is one random input.
 type diffCase struct {
-	kind           string
-	resource       v1.ResourceName
-	container      string
-	current        int32 // spec replicas (status replicas for per-pod targets)
-	target         int64 // utilization percent or milli-value
-	tol            Tolerances
-	pods           []*v1.Pod
-	data           *memMetrics
-	now            time.Time
-	readiness      Readiness
-	upstreamReadyT podautoscaler.Tolerances
+	kind      string
+	resource  v1.ResourceName
+	container string
+	current   int32 // spec replicas (status replicas for per-pod targets)
+	target    int64 // utilization percent or milli-value
+	tol       Tolerances
+	pods      []*v1.Pod
+	data      *memMetrics
+	now       time.Time
+	readiness Readiness
 }
 
 var diffKinds = []string{"utilization", "containerUtilization", "averageValue", "pods", "objectValue", "objectAverage", "externalValue", "externalAverage"}

@@ -47,11 +47,10 @@ func milliQ(v int64) resource.Quantity { return *resource.NewMilliQuantity(v, re
 
 // podShape controls which oddities pods may have.
 type podShape struct {
-	resource  v1.ResourceName
-	requests  bool // give containers requests (mostly)
-	podLevel  bool // allow pod-level requests and overhead
-	sidecars  bool // allow sidecar and plain init containers
-	container string
+	resource v1.ResourceName
+	requests bool // give containers requests (mostly)
+	podLevel bool // allow pod-level requests and overhead
+	sidecars bool // allow sidecar and plain init containers
 }
 
 // pods returns n random pods named p0..p(n-1).
