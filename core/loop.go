@@ -289,6 +289,8 @@ func (l *NodeLoop) instanceErrors(group string) {
 // progress, if any, has finished.
 func (l *NodeLoop) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
+	// The ConfigMap informers end with ctx, before Run returns.
+	defer l.configMaps.wait()
 	if err := l.configMaps.start(ctx); err != nil {
 		logger.Error(err, "ConfigMap informer did not start; the priority expander falls back to the next strategy")
 	}
