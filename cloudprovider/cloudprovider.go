@@ -14,6 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// ResourceNvidiaGPU is the extended resource of GPUs that Cluster Autoscaler
+// counts, that of NVIDIA's device plugin; a node carrying its provider's
+// GPULabel is expected to offer it.
+const ResourceNvidiaGPU corev1.ResourceName = "nvidia.com/gpu"
+
 // ErrNotImplemented is returned by optional methods a provider does not offer.
 var ErrNotImplemented = errors.New("not implemented")
 

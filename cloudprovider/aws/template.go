@@ -40,7 +40,7 @@ const (
 	// GPULabel marks GPU nodes, as in Cluster Autoscaler's AWS provider.
 	GPULabel = "k8s.amazonaws.com/accelerator"
 	// ResourceNvidiaGPU and ResourceAMDGPU are the device plugins' resources.
-	ResourceNvidiaGPU corev1.ResourceName = "nvidia.com/gpu"
+	ResourceNvidiaGPU                     = cloudprovider.ResourceNvidiaGPU
 	ResourceAMDGPU    corev1.ResourceName = "amd.com/gpu"
 )
 

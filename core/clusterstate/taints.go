@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
 )
 
 // Cluster Autoscaler's taint prefixes. A taint whose key starts with one of
@@ -48,13 +50,10 @@ type Taints struct {
 	Status []string
 	// GPULabel is the cloud provider's label of GPU nodes
 	// (CloudProvider.GPULabel). A node carrying it is not ready until it
-	// offers GPUResource: its device plugin has not started yet, as
-	// Cluster Autoscaler's GPU processor judges.
+	// offers cloudprovider.ResourceNvidiaGPU: its device plugin has not
+	// started yet, as Cluster Autoscaler's GPU processor judges.
 	GPULabel string
 }
-
-// GPUResource is the extended resource of GPUs, as Cluster Autoscaler's.
-const GPUResource corev1.ResourceName = "nvidia.com/gpu"
 
 // IsStartup reports whether key is a startup taint's.
 func (c Taints) IsStartup(key string) bool {
@@ -112,8 +111,8 @@ func (c Taints) Readiness(node *corev1.Node) (ready bool, why string) {
 		}
 	}
 	if _, gpu := node.Labels[c.GPULabel]; gpu && c.GPULabel != "" {
-		if q, ok := node.Status.Allocatable[GPUResource]; !ok || q.IsZero() {
-			return false, fmt.Sprintf("GPU node (label %s) with no %s allocatable yet", c.GPULabel, GPUResource)
+		if q, ok := node.Status.Allocatable[cloudprovider.ResourceNvidiaGPU]; !ok || q.IsZero() {
+			return false, fmt.Sprintf("GPU node (label %s) with no %s allocatable yet", c.GPULabel, cloudprovider.ResourceNvidiaGPU)
 		}
 	}
 	return true, ""

@@ -141,7 +141,7 @@ func TestGPUNodeIsNotReadyUntilItsGPUsAreAllocatable(t *testing.T) {
 			n.Labels = map[string]string{label: "nvidia-tesla-t4"}
 		}
 		if gpus != "" {
-			n.Status.Allocatable = corev1.ResourceList{GPUResource: resource.MustParse(gpus)}
+			n.Status.Allocatable = corev1.ResourceList{cloudprovider.ResourceNvidiaGPU: resource.MustParse(gpus)}
 		}
 		return n
 	}

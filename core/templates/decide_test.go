@@ -278,7 +278,7 @@ func TestDecideAsksTheProviderOnlyWithoutALiveNode(t *testing.T) {
 func TestGPUNodeWithoutItsGPUsIsNoExample(t *testing.T) {
 	taints := clusterstate.Taints{GPULabel: "k8s.amazonaws.com/accelerator"}
 	labelled := func(n *corev1.Node) { n.Labels[taints.GPULabel] = "nvidia-tesla-t4" }
-	withGPU := func(n *corev1.Node) { n.Status.Allocatable[clusterstate.GPUResource] = resource.MustParse("1") }
+	withGPU := func(n *corev1.Node) { n.Status.Allocatable[cloudprovider.ResourceNvidiaGPU] = resource.MustParse("1") }
 	for _, tc := range []struct {
 		name string
 		node *corev1.Node
