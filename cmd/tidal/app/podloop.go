@@ -139,7 +139,7 @@ func runPodLoop(ctx context.Context, env *term, pods controller.PodLister, hpas 
 	if sim, ok := source.(*metrics.Simulated); ok {
 		// A simulated load that changes is synced at once, as a metrics
 		// pipeline pushing its samples would allow.
-		sim.OnChange(c.EnqueueAll)
+		defer sim.OnChange(c.EnqueueAll)()
 	}
 	if others != nil {
 		// A PodAutoscaler learns at once that an HPA came or went on its
