@@ -131,6 +131,10 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		templateState: map[string]groupTemplateState{},
 		rnd:           rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
+	// GPU nodes are ready once their GPUs are, by the provider's label.
+	if cfg.Cloud != nil {
+		l.opts.Taints.GPULabel = cfg.Cloud.GPULabel()
+	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	l.lastSuccess.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()
@@ -290,6 +294,8 @@ func (l *NodeLoop) instanceErrors(group string) {
 // progress, if any, has finished.
 func (l *NodeLoop) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
+	// The ConfigMap informers end with ctx, before Run returns.
+	defer l.configMaps.wait()
 	if err := l.configMaps.start(ctx); err != nil {
 		logger.Error(err, "ConfigMap informer did not start; the priority expander falls back to the next strategy")
 	}
