@@ -14,6 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// ResourceNvidiaGPU is the extended resource of GPUs that Cluster Autoscaler
+// counts, that of NVIDIA's device plugin; a node carrying its provider's
+// GPULabel is expected to offer it.
+const ResourceNvidiaGPU corev1.ResourceName = "nvidia.com/gpu"
+
 // ErrNotImplemented is returned by optional methods a provider does not offer.
 var ErrNotImplemented = errors.New("not implemented")
 
@@ -27,16 +32,10 @@ type CloudProvider interface {
 	// NodeGroupForNode returns the group a node belongs to, or nil (and no
 	// error) when the node is not managed by any group.
 	NodeGroupForNode(node *corev1.Node) (NodeGroup, error)
-	// HasInstance reports whether the node's instance still exists.
-	HasInstance(node *corev1.Node) (bool, error)
 	// Pricing returns the provider's price model, or ErrNotImplemented.
 	Pricing() (PricingModel, error)
-	// GetResourceLimiter returns the cluster-wide resource limits.
-	GetResourceLimiter() (*ResourceLimiter, error)
 	// GPULabel is the node label that marks GPU nodes.
 	GPULabel() string
-	// GetAvailableGPUTypes lists the GPU types the provider offers.
-	GetAvailableGPUTypes() map[string]struct{}
 	// Refresh is called at the start of every node-loop iteration, before
 	// any other call, so the provider can update cached state.
 	Refresh() error
@@ -87,8 +86,6 @@ type NodeGroup interface {
 	// GetOptions returns per-group overrides of the autoscaling options, or
 	// ErrNotImplemented when the group has none.
 	GetOptions(defaults NodeGroupAutoscalingOptions) (*NodeGroupAutoscalingOptions, error)
-	// Debug is a one-line description for logs.
-	Debug() string
 }
 
 // NodeTemplate is a node as it would be just after it started, with the pods
@@ -154,12 +151,10 @@ type InstanceErrorInfo struct {
 	ErrorMessage string
 }
 
-// PricingModel prices nodes and pods, for the price expander.
+// PricingModel prices nodes, for the price expander.
 type PricingModel interface {
 	// NodePrice is the cost of running node from start to end.
 	NodePrice(node *corev1.Node, start, end time.Time) (float64, error)
-	// PodPrice is the cost of running pod from start to end.
-	PodPrice(pod *corev1.Pod, start, end time.Time) (float64, error)
 }
 
 // NodeGroupAutoscalingOptions are the options a group may override.
@@ -170,4 +165,23 @@ type NodeGroupAutoscalingOptions struct {
 	ScaleDownUnreadyTime             time.Duration
 	MaxNodeProvisionTime             time.Duration
 	IgnoreDaemonSetsUtilization      bool
+}
+
+// BalancingLabelIgnorer is implemented by providers whose nodes carry labels
+// that differ between node groups alike but for their name or place (a
+// group name label, a zone id): --balance-similar-node-groups sets them
+// aside when comparing groups, as Cluster Autoscaler's per-provider
+// comparators do. It is not part of Cluster Autoscaler's interface.
+type BalancingLabelIgnorer interface {
+	// BalancingIgnoredLabels lists the label keys to set aside.
+	BalancingIgnoredLabels() []string
+}
+
+// BalancingIgnoredLabels is the provider's labels to set aside when
+// comparing groups, none when it does not say.
+func BalancingIgnoredLabels(p CloudProvider) []string {
+	if b, ok := p.(BalancingLabelIgnorer); ok {
+		return b.BalancingIgnoredLabels()
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,8 @@ type configMapSource struct {
 	ns        string
 	informers map[string]cache.SharedIndexInformer
 	synced    atomic.Bool
+	// running counts the informers' goroutines, for wait.
+	running sync.WaitGroup
 }
 
 func newConfigMapSource(client kubernetes.Interface, namespace string, names ...string) *configMapSource {
@@ -40,7 +43,7 @@ func newConfigMapSource(client kubernetes.Interface, namespace string, names ...
 func (s *configMapSource) start(ctx context.Context) error {
 	synced := make([]cache.InformerSynced, 0, len(s.informers))
 	for _, inf := range s.informers {
-		go inf.Run(ctx.Done())
+		s.running.Go(func() { inf.Run(ctx.Done()) })
 		synced = append(synced, inf.HasSynced)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
@@ -49,6 +52,10 @@ func (s *configMapSource) start(ctx context.Context) error {
 	s.synced.Store(true)
 	return nil
 }
+
+// wait returns once the informers started by start have stopped (after
+// its ctx ended).
+func (s *configMapSource) wait() { s.running.Wait() }
 
 // get returns the named ConfigMap, nil when it does not exist or is not
 // watched, or before the informers synced.

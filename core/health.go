@@ -30,7 +30,8 @@ func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation) clust
 				nodes[in.Id] = o.observed[n.Name]
 			}
 		}
-		groupObs = append(groupObs, clusterstate.GroupObservation{ID: g.group.Id(), Target: g.target, Instances: g.instances, Nodes: nodes})
+		groupObs = append(groupObs, clusterstate.GroupObservation{ID: g.group.Id(), Target: g.target, Instances: g.instances, Nodes: nodes,
+			MaxNodeProvisionTime: l.groupOptions(o, g.group.Id()).MaxNodeProvisionTime})
 	}
 	for _, c := range l.state.Update(o.now, groupObs) {
 		l.cancel(ctx, o, c)

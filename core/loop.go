@@ -125,6 +125,10 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
 		rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
 	}
+	// GPU nodes are ready once their GPUs are, by the provider's label.
+	if cfg.Cloud != nil {
+		l.opts.Taints.GPULabel = cfg.Cloud.GPULabel()
+	}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	l.lastSuccess.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()
@@ -136,7 +140,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.jobs = cfg.Factory.Batch().V1().Jobs().Lister()
 	l.pdbs = cfg.Factory.Policy().V1().PodDisruptionBudgets().Lister()
 	l.lifetime = ctx
-	l.observer = &observer{cloud: cfg.Cloud, clock: cfg.Clock, metrics: cfg.Metrics, opts: cfg.Options, live: l.live,
+	l.observer = &observer{cloud: cfg.Cloud, clock: cfg.Clock, metrics: cfg.Metrics, opts: l.opts, live: l.live,
 		ahead: l.ahead, events: l.events, templates: map[string]groupTemplateState{},
 		pods: l.pods, daemonSets: cfg.Factory.Apps().V1().DaemonSets().Lister(),
 		deployments: cfg.Factory.Apps().V1().Deployments().Lister(), statefulSets: l.statefulSets}
@@ -163,7 +167,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	}
 	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName)
 	l.prio = newPriorityConfig(l.configMaps, l.events)
-	l.publisher = &publisher{opts: cfg.Options, metrics: cfg.Metrics, status: newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)}
+	l.publisher = &publisher{opts: l.opts, metrics: cfg.Metrics, status: newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)}
 	l.rival = newRivalWatch(cfg.Client, cfg.Options.ClusterAutoscalerLeaseNamespace, cfg.Options.ClusterAutoscalerLeaseName, cfg.Clock, l.events)
 	l.actuator = newActuator(actuatorDeps{client: cfg.Client, pods: l.pods, podsSynced: pods.Informer().HasSynced,
 		events: l.events, status: l.publisher.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
@@ -286,6 +290,8 @@ func (l *NodeLoop) instanceErrors(group string) {
 // progress, if any, has finished.
 func (l *NodeLoop) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
+	// The ConfigMap informers end with ctx, before Run returns.
+	defer l.configMaps.wait()
 	if err := l.configMaps.start(ctx); err != nil {
 		logger.Error(err, "ConfigMap informer did not start; the priority expander falls back to the next strategy")
 	}

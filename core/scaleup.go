@@ -105,7 +105,7 @@ func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, gro
 		Checker: l.checker, NotReady: map[string]bool{}, Pending: pods, Groups: groups, Chain: l.chain,
 		ExpanderContext:        l.expanderContext(o, groups),
 		BalanceSimilar:         l.opts.BalanceSimilarNodeGroups,
-		BalancingIgnoredLabels: l.opts.BalancingIgnoreLabels, BalancingLabels: l.opts.BalancingLabels,
+		BalancingIgnoredLabels: append(cloudprovider.BalancingIgnoredLabels(l.cfg.Cloud), l.opts.BalancingIgnoreLabels...), BalancingLabels: l.opts.BalancingLabels,
 		Limits: scaleup.Limits{MaxNodesTotal: l.opts.MaxNodesTotal, MaxNodesPerScaleUp: l.opts.MaxNodesPerScaleUp,
 			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes}.WithUsage(o.nodes, groups),
 		MaxGroupBinpacking: l.opts.MaxNodeGroupBinpackingTime,

@@ -31,11 +31,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
-
-// ProviderName is this provider's --cloud-provider value.
-const ProviderName = config.CloudProviderAWS
 
 // Reasons of the events the provider emits.
 const (
@@ -47,12 +43,12 @@ const (
 type Config struct {
 	// NodeGroups are the groups of --nodes; their min and max sizes are
 	// kept within the ASG's own bounds.
-	NodeGroups []config.NodeGroupSpec
+	NodeGroups []cloudprovider.NodeGroupSpec
 	// AutoDiscovery are the --node-group-auto-discovery tag sets; a group
 	// matching any set is managed with the ASG's min and max sizes.
-	AutoDiscovery []config.ASGAutoDiscoverySpec
+	AutoDiscovery []AutoDiscoverySpec
 	// RefreshInterval is how long group descriptions are cached; default
-	// config.DefaultAWSRefreshInterval.
+	// DefaultRefreshInterval.
 	RefreshInterval time.Duration
 	// ConvergingRefreshInterval is the refresh interval while a group has
 	// instances starting, stopping or missing (desired capacity not yet
@@ -65,8 +61,8 @@ type Config struct {
 	// MaxPods is the pods capacity of template nodes; 0 derives it from
 	// the instance type's network interfaces.
 	MaxPods int
-	// NodeReservation is config.AWSNodeReservationEKS (default) or
-	// config.AWSNodeReservationNone.
+	// NodeReservation is NodeReservationEKS (default) or
+	// NodeReservationNone.
 	NodeReservation string
 	// Prices enables Pricing when not empty.
 	Prices PriceTable
@@ -84,31 +80,15 @@ type Config struct {
 	LaunchWatchTimeout time.Duration
 }
 
-// ConfigFromOptions makes the provider's configuration from validated
-// flags, reading the price table file if one is given.
-func ConfigFromOptions(opts *config.Options) (Config, error) {
-	cfg := Config{
-		NodeGroups:      opts.NodeGroups,
-		AutoDiscovery:   opts.AWS.NodeGroupAutoDiscovery,
-		RefreshInterval: opts.AWS.RefreshInterval,
-		MaxPods:         opts.AWS.MaxPods,
-		NodeReservation: opts.AWS.NodeReservation,
-
-		LaunchWatchTimeout: opts.MaxNodeProvisionTime,
-	}
-	if opts.AWS.PriceTable != "" {
-		t, err := LoadPriceTable(opts.AWS.PriceTable)
-		if err != nil {
-			return Config{}, err
-		}
-		cfg.Prices = t
-	}
-	return cfg, cfg.validate()
+// Validate checks a configuration built from flags; the errors name the
+// flags.
+func (c *Config) Validate() error {
+	return c.validate()
 }
 
 func (c *Config) setDefaults() {
 	if c.RefreshInterval <= 0 {
-		c.RefreshInterval = config.DefaultAWSRefreshInterval
+		c.RefreshInterval = DefaultRefreshInterval
 	}
 	if c.ConvergingRefreshInterval <= 0 {
 		c.ConvergingRefreshInterval = min(10*time.Second, c.RefreshInterval)
@@ -117,7 +97,7 @@ func (c *Config) setDefaults() {
 		c.MaxStaleness = 2 * c.RefreshInterval
 	}
 	if c.NodeReservation == "" {
-		c.NodeReservation = config.AWSNodeReservationEKS
+		c.NodeReservation = NodeReservationEKS
 	}
 	if c.LaunchTemplateTTL <= 0 {
 		c.LaunchTemplateTTL = 10 * time.Minute
@@ -139,8 +119,8 @@ func (c *Config) validate() error {
 		return errors.New("--cloud-provider=aws needs node groups: give --nodes=MIN:MAX:ASG_NAME or --node-group-auto-discovery=asg:tag=...")
 	case len(c.NodeGroups) > 0 && len(c.AutoDiscovery) > 0:
 		return fmt.Errorf("--node-group-auto-discovery=%s cannot be combined with --nodes=%s", c.AutoDiscovery[0], c.NodeGroups[0])
-	case c.NodeReservation != "" && c.NodeReservation != config.AWSNodeReservationEKS && c.NodeReservation != config.AWSNodeReservationNone:
-		return fmt.Errorf("--aws-node-reservation=%q: want %q or %q", c.NodeReservation, config.AWSNodeReservationEKS, config.AWSNodeReservationNone)
+	case c.NodeReservation != "" && c.NodeReservation != NodeReservationEKS && c.NodeReservation != NodeReservationNone:
+		return fmt.Errorf("--aws-node-reservation=%q: want %q or %q", c.NodeReservation, NodeReservationEKS, NodeReservationNone)
 	case c.MaxPods < 0:
 		return fmt.Errorf("--aws-max-pods=%d must not be negative", c.MaxPods)
 	}
@@ -153,12 +133,11 @@ type EventFunc func(eventType, reason, message string)
 
 // Cloud is the AWS cloud provider.
 type Cloud struct {
-	ctx     context.Context
-	cfg     Config
-	api     Clients
-	clock   clock.WithTicker
-	events  EventFunc
-	limiter *cloudprovider.ResourceLimiter
+	ctx    context.Context
+	cfg    Config
+	api    Clients
+	clock  clock.WithTicker
+	events EventFunc
 
 	types instanceTypeCache
 	lts   launchTemplateCache
@@ -207,11 +186,6 @@ func WithClock(c clock.WithTicker) Option { return func(cl *Cloud) { cl.clock = 
 // WithEvents sets where the provider's events go.
 func WithEvents(f EventFunc) Option { return func(cl *Cloud) { cl.events = f } }
 
-// WithResourceLimiter sets the cluster-wide limits the provider reports.
-func WithResourceLimiter(l *cloudprovider.ResourceLimiter) Option {
-	return func(cl *Cloud) { cl.limiter = l }
-}
-
 // New makes the provider and reads the groups once, so that bad
 // credentials or a wrong region stop tidal at start with a clear error.
 // ctx carries the logger and bounds nothing but this first read: calls
@@ -225,9 +199,8 @@ func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, 
 	cfg.setDefaults()
 	c := &Cloud{
 		ctx: ctx, cfg: cfg, api: api, clock: clock.RealClock{},
-		events:  func(string, string, string) {},
-		limiter: cloudprovider.NewResourceLimiter(nil, nil),
-		groups:  map[string]*nodeGroup{}, byInstance: map[string]string{}, missing: map[string]bool{},
+		events: func(string, string, string) {},
+		groups: map[string]*nodeGroup{}, byInstance: map[string]string{}, missing: map[string]bool{},
 		watches: map[string]*launchWatch{},
 	}
 	c.lts.ttl = cfg.LaunchTemplateTTL
@@ -294,33 +267,6 @@ func (c *Cloud) NodeGroupForNode(node *corev1.Node) (cloudprovider.NodeGroup, er
 	return nil, nil
 }
 
-// HasInstance reports whether the node's instance still exists: true for
-// an instance of a managed group, false once its group lists it as
-// Terminated. For instances outside the managed groups it cannot tell and
-// (or for nodes that are not EC2 instances) returns true with
-// cloudprovider.ErrNotImplemented, as Cluster Autoscaler does.
-func (c *Cloud) HasInstance(node *corev1.Node) (bool, error) {
-	if !strings.HasPrefix(node.Spec.ProviderID, "aws://") {
-		return true, cloudprovider.ErrNotImplemented
-	}
-	_, instanceID, err := ParseProviderID(node.Spec.ProviderID)
-	if err != nil {
-		return false, fmt.Errorf("node %s: %w", node.Name, err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name, ok := c.byInstance[instanceID]
-	if !ok {
-		return true, cloudprovider.ErrNotImplemented
-	}
-	for _, in := range c.groups[name].st.instances {
-		if in.id == instanceID {
-			return in.lifecycle != "Terminated", nil
-		}
-	}
-	return true, cloudprovider.ErrNotImplemented
-}
-
 // Pricing returns prices from --aws-price-table, or ErrNotImplemented
 // without one.
 func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
@@ -330,26 +276,9 @@ func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
 	return pricing{table: c.cfg.Prices}, nil
 }
 
-// GetResourceLimiter implements cloudprovider.CloudProvider.
-func (c *Cloud) GetResourceLimiter() (*cloudprovider.ResourceLimiter, error) { return c.limiter, nil }
-
 // GPULabel is the label Cluster Autoscaler's AWS provider uses for GPU
 // nodes; set it on GPU groups with a node-template label tag.
 func (c *Cloud) GPULabel() string { return GPULabel }
-
-// GetAvailableGPUTypes lists the GPU types seen in the managed groups'
-// instance types.
-func (c *Cloud) GetAvailableGPUTypes() map[string]struct{} {
-	out := map[string]struct{}{}
-	c.types.mu.Lock()
-	defer c.types.mu.Unlock()
-	for _, t := range c.types.known {
-		if t.GPUs > 0 && t.GPUName != "" {
-			out[strings.ToLower(t.GPUManufacturer+"-"+t.GPUName)] = struct{}{}
-		}
-	}
-	return out
-}
 
 // Cleanup implements cloudprovider.CloudProvider: it stops the watches of
 // launches in flight and waits for them to end.
@@ -410,3 +339,17 @@ func (c *Cloud) markDirty() {
 	c.changes++
 	c.mu.Unlock()
 }
+
+// balancingIgnoredLabels are labels EKS and eksctl give each node group's
+// nodes, and zone ids: they differ between groups alike.
+var balancingIgnoredLabels = []string{
+	"alpha.eksctl.io/nodegroup-name", "eks.amazonaws.com/nodegroup", "k8s.amazonaws.com/eniConfig",
+	"topology.ebs.csi.aws.com/zone", "topology.k8s.aws/zone-id",
+}
+
+// BalancingIgnoredLabels implements cloudprovider.BalancingLabelIgnorer.
+func (c *Cloud) BalancingIgnoredLabels() []string {
+	return append([]string(nil), balancingIgnoredLabels...)
+}
+
+var _ cloudprovider.BalancingLabelIgnorer = (*Cloud)(nil)

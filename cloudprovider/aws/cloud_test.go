@@ -12,7 +12,6 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws/awstest"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 // Every request the provider makes is a signed Query-protocol request for
@@ -85,15 +84,9 @@ func TestAutoDiscoveryWithTagValuesAndSeveralSpecs(t *testing.T) {
 	e.group("blue", 0, 3, 0, map[string]string{"team": "blue", enabledTag: "true"})
 	e.group("red", 0, 3, 0, map[string]string{"team": "red", enabledTag: "true"})
 	e.group("gpu", 0, 3, 0, map[string]string{"pool": "gpu"})
-	spec1, err := config.ParseASGAutoDiscoverySpec("asg:tag=" + enabledTag + ",team=blue")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec2, err := config.ParseASGAutoDiscoverySpec("asg:tag=pool")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := e.cloud(Config{AutoDiscovery: []config.ASGAutoDiscoverySpec{spec1, spec2}}, nil)
+	spec1 := AutoDiscoverySpec{Tags: []TagFilter{{Key: enabledTag}, {Key: "team", Value: "blue"}}}
+	spec2 := AutoDiscoverySpec{Tags: []TagFilter{{Key: "pool"}}}
+	c := e.cloud(Config{AutoDiscovery: []AutoDiscoverySpec{spec1, spec2}}, nil)
 	if got := strings.Join(ids(c), ","); got != "blue,gpu" {
 		t.Fatalf("discovered %s, want blue,gpu", got)
 	}
@@ -119,7 +112,7 @@ func TestExplicitGroupsClampSizesAndReportMissingASG(t *testing.T) {
 	e := newEnv(t)
 	e.group("apps", 1, 6, 2, nil)
 	events := &eventLog{}
-	c := e.cloud(Config{NodeGroups: []config.NodeGroupSpec{{MinSize: 0, MaxSize: 20, Name: "apps"}, {MinSize: 1, MaxSize: 3, Name: "typo-asg"}}}, events)
+	c := e.cloud(Config{NodeGroups: []cloudprovider.NodeGroupSpec{{MinSize: 0, MaxSize: 20, Name: "apps"}, {MinSize: 1, MaxSize: 3, Name: "typo-asg"}}}, events)
 
 	if got := strings.Join(ids(c), ","); got != "apps" {
 		t.Fatalf("groups %s: the missing ASG must be left out", got)
@@ -500,9 +493,6 @@ func TestDeleteNodesTerminatesInstancesWithDecrement(t *testing.T) {
 	if len(instances) != 2 || countStates(instances)[cloudprovider.InstanceRunning] != 2 {
 		t.Fatalf("after termination: %+v", instances)
 	}
-	if ok, err := c.HasInstance(nodeFor(web[0])); !ok || err != nil {
-		t.Fatalf("HasInstance of a live instance: %v %v", ok, err)
-	}
 }
 
 func TestDeleteNodesRemovesPlaceholdersByLoweringDesired(t *testing.T) {
@@ -541,7 +531,7 @@ func TestDeleteNodesRemovesPlaceholdersByLoweringDesired(t *testing.T) {
 	}
 }
 
-func TestNodeGroupForNodeAndHasInstance(t *testing.T) {
+func TestNodeGroupForNode(t *testing.T) {
 	e := newEnv(t)
 	e.group("web", 0, 5, 1, discoveredTags(nil))
 	e.group("unmanaged", 0, 5, 1, nil)
@@ -561,9 +551,6 @@ func TestNodeGroupForNodeAndHasInstance(t *testing.T) {
 	}
 	if _, err := c.NodeGroupForNode(node("aws:///us-east-1a/i-xyz")); err == nil || !strings.Contains(err.Error(), "not an EC2 instance id") {
 		t.Fatalf("malformed aws providerID: %v", err)
-	}
-	if ok, err := c.HasInstance(node(unmanaged.ProviderID())); !ok || !errors.Is(err, cloudprovider.ErrNotImplemented) {
-		t.Fatalf("HasInstance outside managed groups: %v %v", ok, err)
 	}
 }
 
@@ -591,7 +578,7 @@ func TestTemplatesFromLaunchTemplatesMixedPoliciesAndLaunchConfigurations(t *tes
 	add(awstest.GroupSpec{Name: "legacy", LaunchConfigurationName: "legacy"})
 	add(awstest.GroupSpec{Name: "broken", LaunchTemplate: &awstest.LaunchTemplateRef{ID: "lt-000000000000000ff", Version: "$Latest"}})
 	_ = gpuLT
-	c := e.cloud(Config{AutoDiscovery: discovery(), NodeReservation: config.AWSNodeReservationNone}, nil)
+	c := e.cloud(Config{AutoDiscovery: discovery(), NodeReservation: NodeReservationNone}, nil)
 
 	tmpl := func(name string) *corev1.Node {
 		t.Helper()

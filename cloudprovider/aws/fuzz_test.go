@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 // FuzzParseProviderID feeds the providerIDs Nodes carry: no input panics,
@@ -68,7 +67,7 @@ func FuzzTemplateFromTags(f *testing.F) {
 		node, _, err := buildTemplate(templateInput{ASG: asg, Region: "us-east-1", Zones: []string{"us-east-1a"}, Tags: tags,
 			Spec:         launchSpec{InstanceType: "m5.large"},
 			InstanceType: &instanceTypeInfo{Name: "m5.large", VCPUs: 2, MemoryMiB: 8192, Architectures: []string{"x86_64"}, MaxENIs: 3, IPv4PerENI: 10},
-			Reservation:  config.AWSNodeReservationEKS})
+			Reservation:  NodeReservationEKS})
 		if err != nil {
 			t.Fatalf("template of %q with tags %v: %v", asg, tags, err)
 		}

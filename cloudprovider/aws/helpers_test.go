@@ -17,7 +17,6 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws/awstest"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 const (
@@ -155,8 +154,8 @@ func (e *env) newCloud(cfg Config, events *eventLog) (*Cloud, error) {
 	return New(e.ctx, cfg, e.clients(), opts...)
 }
 
-func discovery() []config.ASGAutoDiscoverySpec {
-	return []config.ASGAutoDiscoverySpec{{Tags: []config.ASGTagFilter{{Key: enabledTag}, {Key: clusterTagKey}}}}
+func discovery() []AutoDiscoverySpec {
+	return []AutoDiscoverySpec{{Tags: []TagFilter{{Key: enabledTag}, {Key: clusterTagKey}}}}
 }
 
 func groupByID(t *testing.T, c *Cloud, id string) cloudprovider.NodeGroup {

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 // instance is one instance of a group, as DescribeAutoScalingGroups lists it.
@@ -98,7 +97,7 @@ func (s *groupState) convergingLocked() bool {
 type nodeGroup struct {
 	cloud    *Cloud
 	name     string
-	explicit *config.NodeGroupSpec
+	explicit *cloudprovider.NodeGroupSpec
 	st       groupState
 }
 
@@ -132,19 +131,6 @@ func (g *nodeGroup) boundsLocked() (int, int) {
 		hi = max(min(g.explicit.MaxSize, g.st.asgMax), lo)
 	}
 	return lo, hi
-}
-
-// Debug describes the group in one line.
-func (g *nodeGroup) Debug() string {
-	g.cloud.mu.Lock()
-	defer g.cloud.mu.Unlock()
-	lo, hi := g.boundsLocked()
-	source := "auto-discovered"
-	if g.explicit != nil {
-		source = "--nodes=" + g.explicit.String()
-	}
-	return fmt.Sprintf("%s (min %d, max %d, desired %d, %d instance(s), zones %v, %s)",
-		g.name, lo, hi, g.st.desired, len(g.st.instances), g.st.zones, source)
 }
 
 // TargetSize is the group's desired capacity.

@@ -70,8 +70,3 @@ func (p pricing) NodePrice(node *corev1.Node, start, end time.Time) (float64, er
 	}
 	return price * end.Sub(start).Hours(), nil
 }
-
-// PodPrice is not offered: a pod's price depends on the node it lands on.
-func (p pricing) PodPrice(*corev1.Pod, time.Time, time.Time) (float64, error) {
-	return 0, cloudprovider.ErrNotImplemented
-}

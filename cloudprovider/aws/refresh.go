@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 const (
@@ -160,7 +159,7 @@ func (c *Cloud) describeGroups(ctx context.Context) (map[string]astypes.AutoScal
 // tagFilters turns a tag set into DescribeAutoScalingGroups filters, one
 // per tag so that a group must carry all of them: tag-key for a key alone,
 // tag:<key> for a key with a value.
-func tagFilters(spec config.ASGAutoDiscoverySpec) []astypes.Filter {
+func tagFilters(spec AutoDiscoverySpec) []astypes.Filter {
 	out := make([]astypes.Filter, 0, len(spec.Tags))
 	for _, t := range spec.Tags {
 		if t.Value == "" {
@@ -244,7 +243,7 @@ func tagMap(tags []astypes.TagDescription) map[string]string {
 func (c *Cloud) applyLocked(results map[string]*described, now time.Time, seq uint64) []func() {
 	logger := c.logger()
 	var logs []func()
-	explicit := map[string]*config.NodeGroupSpec{}
+	explicit := map[string]*cloudprovider.NodeGroupSpec{}
 	for i := range c.cfg.NodeGroups {
 		explicit[c.cfg.NodeGroups[i].Name] = &c.cfg.NodeGroups[i]
 	}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 // Cluster Autoscaler's node-template tags on an Auto Scaling Group.
@@ -41,7 +40,7 @@ const (
 	// GPULabel marks GPU nodes, as in Cluster Autoscaler's AWS provider.
 	GPULabel = "k8s.amazonaws.com/accelerator"
 	// ResourceNvidiaGPU and ResourceAMDGPU are the device plugins' resources.
-	ResourceNvidiaGPU corev1.ResourceName = "nvidia.com/gpu"
+	ResourceNvidiaGPU                     = cloudprovider.ResourceNvidiaGPU
 	ResourceAMDGPU    corev1.ResourceName = "amd.com/gpu"
 )
 
@@ -121,7 +120,7 @@ func buildTemplate(in templateInput) (*corev1.Node, []string, error) {
 		capacity[name] = q
 	}
 	allocatable := capacity.DeepCopy()
-	if in.Reservation == config.AWSNodeReservationEKS {
+	if in.Reservation == NodeReservationEKS {
 		allocatable = eksAllocatable(capacity)
 	}
 
@@ -367,7 +366,7 @@ func optionsFromTags(tags map[string]string, defaults cloudprovider.NodeGroupAut
 			}
 		case optScaleDownUnneededTime, optScaleDownUnreadyTime, optMaxNodeProvisionTime:
 			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
+			if err != nil || d < 0 || (d == 0 && strings.ToLower(name) == optMaxNodeProvisionTime) {
 				bad("a duration such as 10m")
 				continue
 			}

@@ -3,17 +3,16 @@ package aws
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 func TestParseProviderID(t *testing.T) {
@@ -111,7 +110,7 @@ func TestBuildTemplateFromInstanceTypeAndTags(t *testing.T) {
 		ASG: "workers_Blue", Region: "eu-west-1", Zones: []string{"eu-west-1b", "eu-west-1a"},
 		Spec:         launchSpec{InstanceType: "m5.xlarge", RootVolumeGiB: 100},
 		InstanceType: &instanceTypeInfo{Name: "m5.xlarge", VCPUs: 4, MemoryMiB: 16384, Architectures: []string{"x86_64"}, MaxENIs: 4, IPv4PerENI: 15},
-		Reservation:  config.AWSNodeReservationEKS,
+		Reservation:  NodeReservationEKS,
 		Tags: map[string]string{
 			LabelTagPrefix + "team":                           "blue",
 			LabelTagPrefix + "kubernetes.io/os":               "linux",
@@ -181,7 +180,7 @@ func TestBuildTemplateVariants(t *testing.T) {
 	gpu := &instanceTypeInfo{Name: "g4dn.xlarge", VCPUs: 4, MemoryMiB: 16384, Architectures: []string{"x86_64"}, MaxENIs: 3, IPv4PerENI: 10,
 		GPUs: 1, GPUManufacturer: "NVIDIA", GPUName: "T4"}
 	n, _, err := buildTemplate(templateInput{ASG: "gpu", Region: "us-east-1", Zones: []string{"us-east-1a"}, InstanceType: gpu,
-		Spec: launchSpec{InstanceType: "g4dn.xlarge"}, MaxPods: 20, Reservation: config.AWSNodeReservationNone})
+		Spec: launchSpec{InstanceType: "g4dn.xlarge"}, MaxPods: 20, Reservation: NodeReservationNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,91 +255,6 @@ func TestPriceTable(t *testing.T) {
 	}
 }
 
-func parseFlags(t *testing.T, args ...string) (*config.Options, error) {
-	t.Helper()
-	o := config.NewOptions()
-	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	return o, o.Validate()
-}
-
-func TestAWSFlags(t *testing.T) {
-	o, err := parseFlags(t)
-	if err != nil {
-		t.Fatalf("defaults with the local provider: %v", err)
-	}
-	if o.AWS.RefreshInterval != time.Minute || o.AWS.NodeReservation != config.AWSNodeReservationEKS {
-		t.Fatalf("AWS defaults %+v", o.AWS)
-	}
-	o, err = parseFlags(t, "--cloud-provider=aws", "--aws-region=eu-central-1", "--aws-refresh-interval=30s",
-		"--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/prod",
-		"--node-group-auto-discovery=asg:tag=aws:cloudformation:stack-name=gpu,team=ml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := o.AWS.NodeGroupAutoDiscovery
-	if len(d) != 2 || len(d[0].Tags) != 2 || d[0].Tags[1].Key != "k8s.io/cluster-autoscaler/prod" || d[0].Tags[1].Value != "" ||
-		d[1].Tags[0] != (config.ASGTagFilter{Key: "aws:cloudformation:stack-name", Value: "gpu"}) || d[1].Tags[1].Value != "ml" {
-		t.Fatalf("parsed discovery %+v", d)
-	}
-	cfg, err := ConfigFromOptions(o)
-	if err != nil || cfg.RefreshInterval != 30*time.Second || len(cfg.AutoDiscovery) != 2 {
-		t.Fatalf("config %+v %v", cfg, err)
-	}
-	if _, err := parseFlags(t, "--cloud-provider=aws", "--nodes=1:5:my-asg", "--aws-max-pods=58", "--aws-node-reservation=none"); err != nil {
-		t.Fatalf("static groups: %v", err)
-	}
-
-	for _, tc := range []struct {
-		args    []string
-		wantErr string
-	}{
-		{[]string{"--aws-region=us-east-1"}, `--aws-region="us-east-1" is only valid with --cloud-provider=aws`},
-		{[]string{"--node-group-auto-discovery=asg:tag=x"}, `--node-group-auto-discovery="asg:tag=x" is only valid with --cloud-provider=aws`},
-		{[]string{"--aws-refresh-interval=1m"}, `--aws-refresh-interval=1m0s is only valid`},
-		{[]string{"--cloud-provider=aws"}, `needs node groups`},
-		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--node-group-auto-discovery=asg:tag=x"}, `cannot be combined with --nodes="1:2:a"`},
-		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:tag="}, `--node-group-auto-discovery="asg:tag=": no tag given`},
-		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=mig:namePrefix=x"}, `discoverer "mig" is not supported`},
-		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:label=x"}, `the only parameter of asg is tag`},
-		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=k8s.io/cluster-autoscaler/enabled"}, `want asg:tag=KEY[=VALUE]`},
-		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:tag=a,,b"}, `empty tag key`},
-		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:tag=a,a=1"}, `tag key "a" is given twice`},
-		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-region=us-east1"}, `--aws-region="us-east1" is not an AWS region name`},
-		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-refresh-interval=0s"}, `--aws-refresh-interval=0s must be positive`},
-		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-max-pods=-1"}, `--aws-max-pods=-1 must not be negative`},
-		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-node-reservation=bottlerocket"}, `--aws-node-reservation="bottlerocket"`},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			_, err := parseFlags(t, tc.args...)
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
-			}
-		})
-	}
-
-	o, err = parseFlags(t, "--cloud-provider=aws", "--nodes=1:2:a", "--aws-price-table="+filepath.Join(t.TempDir(), "missing.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ConfigFromOptions(o); err == nil || !strings.Contains(err.Error(), "--aws-price-table") {
-		t.Fatalf("missing price table: %v", err)
-	}
-
-	// Options built without flags are checked by value.
-	plain := config.NewOptions()
-	if err := plain.Validate(); err != nil {
-		t.Fatalf("options without flags: %v", err)
-	}
-	plain.AWS.Region = "us-east-1"
-	if err := plain.Validate(); err == nil || !strings.Contains(err.Error(), "--aws-region") {
-		t.Fatalf("aws region with the local provider, no flags: %v", err)
-	}
-}
-
 func TestReadLaunchesAndJudgeThem(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	act := activityAt(t0)
@@ -409,6 +323,45 @@ func TestWatchDelayDoublesAfterFailedReadsUpToABound(t *testing.T) {
 		4: 32 * time.Second, 5: 32 * time.Second, 1000: 32 * time.Second} {
 		if got := watchDelay(2*time.Second, failed); got != want {
 			t.Errorf("watchDelay(2s, %d) = %v, want %v", failed, got, want)
+		}
+	}
+}
+
+// maxnodeprovisiontime, in any case of the key, replaces the flag's time;
+// a value that is not a positive duration is reported and leaves the flag's.
+func TestMaxNodeProvisionTimeTag(t *testing.T) {
+	defaults := cloudprovider.NodeGroupAutoscalingOptions{MaxNodeProvisionTime: 15 * time.Minute}
+	for _, tc := range []struct {
+		key, value string
+		want       time.Duration
+		wantOK     bool
+		wantWarn   string
+	}{
+		{key: "maxnodeprovisiontime", value: "5m", want: 5 * time.Minute, wantOK: true},
+		{key: "MaxNodeProvisionTime", value: " 1h ", want: time.Hour, wantOK: true},
+		{key: "maxnodeprovisiontime", value: "10", want: 15 * time.Minute, wantWarn: "not a duration"},
+		{key: "maxnodeprovisiontime", value: "-1m", want: 15 * time.Minute, wantWarn: "not a duration"},
+		{key: "maxnodeprovisiontime", value: "0s", want: 15 * time.Minute, wantWarn: "not a duration"},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			got, ok, warnings := optionsFromTags(map[string]string{OptionTagPrefix + tc.key: tc.value, "team": "x"}, defaults)
+			if got.MaxNodeProvisionTime != tc.want || ok != tc.wantOK {
+				t.Fatalf("got %v (ok %v), want %v (ok %v); warnings %q", got.MaxNodeProvisionTime, ok, tc.want, tc.wantOK, warnings)
+			}
+			if tc.wantWarn == "" && len(warnings) > 0 || tc.wantWarn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tc.wantWarn)) {
+				t.Fatalf("warnings %q, want one containing %q", warnings, tc.wantWarn)
+			}
+		})
+	}
+}
+
+// The labels templates derive from the group's name or zone are the ones
+// balancing sets aside.
+func TestBalancingIgnoresTheGroupAndZoneLabels(t *testing.T) {
+	ignored := (&Cloud{}).BalancingIgnoredLabels()
+	for _, l := range []string{LabelEKSNodegroup, LabelEBSCSIZone} {
+		if !slices.Contains(ignored, l) {
+			t.Errorf("%s is not set aside for balancing (%v)", l, ignored)
 		}
 	}
 }

@@ -30,9 +30,8 @@ const ProviderName = "local"
 
 // Cloud is the local cloud provider.
 type Cloud struct {
-	client  kubernetes.Interface
-	clock   clock.WithTicker
-	limiter *cloudprovider.ResourceLimiter
+	client kubernetes.Interface
+	clock  clock.WithTicker
 
 	mu     sync.Mutex
 	groups []*nodeGroup
@@ -51,17 +50,12 @@ type Option func(*Cloud)
 // WithClock replaces the real clock, for tests that drive time.
 func WithClock(c clock.WithTicker) Option { return func(cl *Cloud) { cl.clock = c } }
 
-// WithResourceLimiter sets the cluster-wide limits the cloud reports.
-func WithResourceLimiter(l *cloudprovider.ResourceLimiter) Option {
-	return func(cl *Cloud) { cl.limiter = l }
-}
-
 // New makes a cloud with cfg's groups. Call Start before use.
 func New(client kubernetes.Interface, cfg *Config, opts ...Option) (*Cloud, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Cloud{client: client, clock: clock.RealClock{}, limiter: cloudprovider.NewResourceLimiter(nil, nil)}
+	c := &Cloud{client: client, clock: clock.RealClock{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -224,33 +218,11 @@ func (c *Cloud) NodeGroupForNode(node *corev1.Node) (cloudprovider.NodeGroup, er
 	return nil, nil
 }
 
-// HasInstance implements cloudprovider.CloudProvider.
-func (c *Cloud) HasInstance(node *corev1.Node) (bool, error) {
-	group, name, ok := parseProviderID(node.Spec.ProviderID)
-	if !ok {
-		return false, fmt.Errorf("node %s: providerID %q is not a local one (%s<group>/<name>)", node.Name, node.Spec.ProviderID, ProviderIDPrefix)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g := c.groupLocked(group)
-	if g == nil {
-		return false, nil
-	}
-	_, exists := g.instances[name]
-	return exists, nil
-}
-
 // Pricing implements cloudprovider.CloudProvider.
 func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) { return pricing{cloud: c}, nil }
 
-// GetResourceLimiter implements cloudprovider.CloudProvider.
-func (c *Cloud) GetResourceLimiter() (*cloudprovider.ResourceLimiter, error) { return c.limiter, nil }
-
 // GPULabel implements cloudprovider.CloudProvider.
 func (c *Cloud) GPULabel() string { return "local.tidal.dev/gpu" }
-
-// GetAvailableGPUTypes implements cloudprovider.CloudProvider.
-func (c *Cloud) GetAvailableGPUTypes() map[string]struct{} { return map[string]struct{}{} }
 
 // Cleanup implements cloudprovider.CloudProvider.
 func (c *Cloud) Cleanup() error { return nil }
@@ -308,3 +280,9 @@ func sortedInstances(m map[string]*instance) []*instance {
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
+
+// BalancingIgnoredLabels implements cloudprovider.BalancingLabelIgnorer: the
+// group name label differs between groups alike.
+func (c *Cloud) BalancingIgnoredLabels() []string { return []string{NodeGroupLabel} }
+
+var _ cloudprovider.BalancingLabelIgnorer = (*Cloud)(nil)

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
 )
 
 // Config is the local cloud: its node groups.
@@ -199,7 +199,7 @@ func (g GroupSpec) validateNodeMeta() error {
 // ApplyNodeGroupFlags restricts the cloud to the groups named by --nodes,
 // with the sizes given there. Without --nodes every group is managed with
 // the sizes of the file.
-func (c *Config) ApplyNodeGroupFlags(specs []config.NodeGroupSpec) error {
+func (c *Config) ApplyNodeGroupFlags(specs []cloudprovider.NodeGroupSpec) error {
 	if len(specs) == 0 {
 		return nil
 	}

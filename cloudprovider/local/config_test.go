@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
 )
 
 func TestDefaultConfigIsThreePoolsInTwoZones(t *testing.T) {
@@ -82,13 +82,13 @@ func TestParseConfigErrors(t *testing.T) {
 
 func TestApplyNodeGroupFlags(t *testing.T) {
 	cfg := DefaultConfig()
-	if err := cfg.ApplyNodeGroupFlags([]config.NodeGroupSpec{{MinSize: 2, MaxSize: 3, Name: "general-b"}}); err != nil {
+	if err := cfg.ApplyNodeGroupFlags([]cloudprovider.NodeGroupSpec{{MinSize: 2, MaxSize: 3, Name: "general-b"}}); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
 	if len(cfg.NodeGroups) != 1 || cfg.NodeGroups[0].Name != "general-b" || cfg.NodeGroups[0].MinSize != 2 || cfg.NodeGroups[0].MaxSize != 3 {
 		t.Fatalf("got %+v, want only general-b sized 2..3", cfg.NodeGroups)
 	}
-	err := DefaultConfig().ApplyNodeGroupFlags([]config.NodeGroupSpec{{MinSize: 0, MaxSize: 3, Name: "nope"}})
+	err := DefaultConfig().ApplyNodeGroupFlags([]cloudprovider.NodeGroupSpec{{MinSize: 0, MaxSize: 3, Name: "nope"}})
 	if err == nil || !strings.Contains(err.Error(), `no node group "nope"`) {
 		t.Fatalf("unknown group not reported: %v", err)
 	}

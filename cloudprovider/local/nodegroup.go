@@ -37,9 +37,6 @@ var _ cloudprovider.NodeGroup = (*nodeGroup)(nil)
 func (g *nodeGroup) Id() string   { return g.spec.Name }
 func (g *nodeGroup) MinSize() int { return g.spec.MinSize }
 func (g *nodeGroup) MaxSize() int { return g.spec.MaxSize }
-func (g *nodeGroup) Debug() string {
-	return fmt.Sprintf("%s (min %d, max %d, %s)", g.spec.Name, g.spec.MinSize, g.spec.MaxSize, g.spec.Zone)
-}
 
 // TargetSize is the number of machines the group has or is creating.
 func (g *nodeGroup) TargetSize() (int, error) {

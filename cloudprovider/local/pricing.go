@@ -5,8 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/tidal-autoscaler/tidal/cloudprovider"
 )
 
 // pricing prices nodes by their group's hourly price.
@@ -27,9 +25,4 @@ func (p pricing) NodePrice(node *corev1.Node, start, end time.Time) (float64, er
 		return 0, fmt.Errorf("price of node %s: it belongs to no local node group", node.Name)
 	}
 	return g.spec.PricePerHour * end.Sub(start).Hours(), nil
-}
-
-// PodPrice is not offered: a pod's price depends on the node it lands on.
-func (p pricing) PodPrice(*corev1.Pod, time.Time, time.Time) (float64, error) {
-	return 0, cloudprovider.ErrNotImplemented
 }

@@ -44,6 +44,17 @@ type GroupObservation struct {
 	// Nodes maps providerIDs of the group's registered nodes to whether
 	// they are Ready.
 	Nodes map[string]NodeObservation
+	// MaxNodeProvisionTime is the group's own provision time (its
+	// maxnodeprovisiontime option); zero takes Options.MaxNodeProvisionTime.
+	MaxNodeProvisionTime time.Duration
+}
+
+// provisionTime is how long the group's requested nodes may take.
+func (t *Tracker) provisionTime(o GroupObservation) time.Duration {
+	if o.MaxNodeProvisionTime > 0 {
+		return o.MaxNodeProvisionTime
+	}
+	return t.opts.MaxNodeProvisionTime
 }
 
 // NodeObservation is a registered node. Taints.Observe makes one from a
@@ -158,6 +169,7 @@ func (t *Tracker) updateGroup(now time.Time, o GroupObservation) *Cancel {
 	var lateNodes []string
 	live := map[string]bool{}
 	var failure *cloudprovider.InstanceErrorInfo
+	limit := t.provisionTime(o)
 	for _, in := range o.Instances {
 		node, registered := o.Nodes[in.Id]
 		if registered {
@@ -181,7 +193,7 @@ func (t *Tracker) updateGroup(now time.Time, o GroupObservation) *Cancel {
 			first = now
 			g.firstSeen[in.Id] = now
 		}
-		if now.Sub(first) > t.opts.MaxNodeProvisionTime {
+		if now.Sub(first) > limit {
 			late = append(late, in)
 			if registered {
 				lateNodes = append(lateNodes, node.Name)
@@ -207,7 +219,7 @@ func (t *Tracker) updateGroup(now time.Time, o GroupObservation) *Cancel {
 		cancel = &Cancel{Group: o.ID, Instances: failed, Failed: true, Reason: describe(failure)}
 	case len(late) > 0:
 		info := &cloudprovider.InstanceErrorInfo{ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "ProvisionTimeout",
-			ErrorMessage: fmt.Sprintf("%d node(s) did not register and become Ready within %v", len(late), t.opts.MaxNodeProvisionTime)}
+			ErrorMessage: fmt.Sprintf("%d node(s) did not register and become Ready within %v", len(late), limit)}
 		t.backOff(g, now, info)
 		cancel = &Cancel{Group: o.ID, Instances: late, Registered: lateNodes, Reason: describe(info)}
 	}

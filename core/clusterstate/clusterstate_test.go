@@ -134,3 +134,45 @@ func TestStartupTime(t *testing.T) {
 		}
 	}
 }
+
+// A group's own maxnodeprovisiontime replaces the flag's for its requests
+// alone.
+func TestProvisionTimeoutPerGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		own        time.Duration
+		after      time.Duration
+		wantCancel bool
+		wantWithin string
+	}{
+		{name: "flag, within", after: 14 * time.Minute},
+		{name: "flag, past", after: 16 * time.Minute, wantCancel: true, wantWithin: "within 15m0s"},
+		{name: "shorter own, past it", own: 5 * time.Minute, after: 6 * time.Minute, wantCancel: true, wantWithin: "within 5m0s"},
+		{name: "shorter own, within", own: 5 * time.Minute, after: 4 * time.Minute},
+		{name: "longer own, past the flag", own: 30 * time.Minute, after: 16 * time.Minute},
+		{name: "longer own, past it", own: 30 * time.Minute, after: 31 * time.Minute, wantCancel: true, wantWithin: "within 30m0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := New(opts)
+			obs := []GroupObservation{
+				{ID: "g", Target: 1, MaxNodeProvisionTime: tc.own, Instances: []cloudprovider.Instance{inst("slow", cloudprovider.InstanceCreating, nil)}},
+				{ID: "other", Target: 1, Instances: []cloudprovider.Instance{inst("o", cloudprovider.InstanceCreating, nil)}},
+			}
+			tr.Update(t0, obs)
+			var mine []Cancel
+			for _, c := range tr.Update(t0.Add(tc.after), obs) {
+				if c.Group == "g" {
+					mine = append(mine, c)
+				} else if tc.after <= opts.MaxNodeProvisionTime {
+					t.Errorf("group without its own option cancelled before the flag's time: %+v", c)
+				}
+			}
+			if got := len(mine) == 1; got != tc.wantCancel {
+				t.Fatalf("after %v with own time %v: cancels %+v, want cancelled %v", tc.after, tc.own, mine, tc.wantCancel)
+			}
+			if tc.wantCancel && !strings.Contains(mine[0].Reason, tc.wantWithin) {
+				t.Fatalf("reason %q does not name the time (%s)", mine[0].Reason, tc.wantWithin)
+			}
+		})
+	}
+}

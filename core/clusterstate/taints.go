@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
 )
 
 // Cluster Autoscaler's taint prefixes. A taint whose key starts with one of
@@ -46,6 +48,11 @@ type Taints struct {
 	Startup []string
 	// Status holds the keys of --status-taint.
 	Status []string
+	// GPULabel is the cloud provider's label of GPU nodes
+	// (CloudProvider.GPULabel). A node carrying it is not ready until it
+	// offers cloudprovider.ResourceNvidiaGPU: its device plugin has not
+	// started yet, as Cluster Autoscaler's GPU processor judges.
+	GPULabel string
 }
 
 // IsStartup reports whether key is a startup taint's.
@@ -101,6 +108,11 @@ func (c Taints) Readiness(node *corev1.Node) (ready bool, why string) {
 	for _, t := range node.Spec.Taints {
 		if c.IsStartup(t.Key) {
 			return false, fmt.Sprintf("startup taint %s:%s", t.Key, t.Effect)
+		}
+	}
+	if _, gpu := node.Labels[c.GPULabel]; gpu && c.GPULabel != "" {
+		if q, ok := node.Status.Allocatable[cloudprovider.ResourceNvidiaGPU]; !ok || q.IsZero() {
+			return false, fmt.Sprintf("GPU node (label %s) with no %s allocatable yet", c.GPULabel, cloudprovider.ResourceNvidiaGPU)
 		}
 	}
 	return true, ""

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
@@ -126,5 +127,43 @@ func TestReadyNodeWithAStartupTaintIsUpcoming(t *testing.T) {
 	h := tr.UpdateHealth(t0, []NodeObservation{flagTaints.Observe(clean), flagTaints.Observe(tainted)})
 	if !h.Healthy || h.Ready != 1 || h.NotStarted != 1 || h.Unready != 0 {
 		t.Fatalf("health %+v: want the tainted node counted as starting", h)
+	}
+}
+
+// A node with the provider's GPU label is not ready until its GPUs are
+// allocatable; without the label, or without a provider label, GPUs do not
+// matter.
+func TestGPUNodeIsNotReadyUntilItsGPUsAreAllocatable(t *testing.T) {
+	const label = "k8s.amazonaws.com/accelerator"
+	gpuNode := func(labelled bool, gpus string) *corev1.Node {
+		n := readyNode()
+		if labelled {
+			n.Labels = map[string]string{label: "nvidia-tesla-t4"}
+		}
+		if gpus != "" {
+			n.Status.Allocatable = corev1.ResourceList{cloudprovider.ResourceNvidiaGPU: resource.MustParse(gpus)}
+		}
+		return n
+	}
+	withLabel := Taints{GPULabel: label}
+	for _, tc := range []struct {
+		name      string
+		c         Taints
+		node      *corev1.Node
+		wantReady bool
+	}{
+		{"labelled, no GPU resource yet", withLabel, gpuNode(true, ""), false},
+		{"labelled, zero GPUs", withLabel, gpuNode(true, "0"), false},
+		{"labelled, GPUs allocatable", withLabel, gpuNode(true, "1"), true},
+		{"not labelled, no GPUs", withLabel, gpuNode(false, ""), true},
+		{"provider without a GPU label", Taints{}, gpuNode(true, ""), true},
+	} {
+		ready, why := tc.c.Readiness(tc.node)
+		if ready != tc.wantReady {
+			t.Errorf("%s: ready %v (%q), want %v", tc.name, ready, why, tc.wantReady)
+		}
+		if !ready && !strings.Contains(why, label) {
+			t.Errorf("%s: reason %q does not name the label", tc.name, why)
+		}
 	}
 }

@@ -10,13 +10,12 @@ import (
 )
 
 // ignoredForBalancing are labels that differ between groups alike but for
-// where they run, as in Cluster Autoscaler's comparison.
+// where they run, as in Cluster Autoscaler's comparison. Labels of one
+// provider come from it, in Input.BalancingIgnoredLabels.
 var ignoredForBalancing = []string{
 	corev1.LabelHostname, corev1.LabelTopologyZone, corev1.LabelTopologyRegion,
 	corev1.LabelFailureDomainBetaZone, corev1.LabelFailureDomainBetaRegion,
-	simulator.TemplateNodeLabel, "local.tidal.dev/node-group",
-	"alpha.eksctl.io/nodegroup-name", "eks.amazonaws.com/nodegroup", "k8s.amazonaws.com/eniConfig",
-	"topology.ebs.csi.aws.com/zone", "topology.k8s.aws/zone-id",
+	simulator.TemplateNodeLabel,
 }
 
 // memoryDifferenceRatio is how much memory may differ between similar

@@ -272,3 +272,24 @@ func TestDecideAsksTheProviderOnlyWithoutALiveNode(t *testing.T) {
 		t.Fatalf("source %s, err %v: want the live node's template", got.Source, err)
 	}
 }
+
+// A GPU node (the provider's label) whose GPUs are not allocatable yet is no
+// example for a template: new nodes would look GPU-less.
+func TestGPUNodeWithoutItsGPUsIsNoExample(t *testing.T) {
+	taints := clusterstate.Taints{GPULabel: "k8s.amazonaws.com/accelerator"}
+	labelled := func(n *corev1.Node) { n.Labels[taints.GPULabel] = "nvidia-tesla-t4" }
+	withGPU := func(n *corev1.Node) { n.Status.Allocatable[cloudprovider.ResourceNvidiaGPU] = resource.MustParse("1") }
+	for _, tc := range []struct {
+		name string
+		node *corev1.Node
+		want bool
+	}{
+		{"GPU node, GPUs allocatable", liveNode("a-1", time.Hour, labelled, withGPU), true},
+		{"GPU node, driver not up", liveNode("a-1", time.Hour, labelled), false},
+		{"no GPU label", liveNode("a-1", time.Hour), true},
+	} {
+		if got := goodExample(tc.node, taints, now); got != tc.want {
+			t.Errorf("%s: good example %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -136,10 +136,6 @@ func New(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
-// Enqueue asks for a sync of the autoscaler "namespace/name" at once, for
-// sources that know a metric changed.
-func (c *Controller) Enqueue(key string) { c.queue.Add(key) }
-
 // EnqueueAll asks for a sync of every autoscaler at once.
 func (c *Controller) EnqueueAll() {
 	if inf := c.cfg.Store.Informer(); inf != nil {

@@ -139,8 +139,8 @@ func TestRunSurvivesAPanickingAutoscaler(t *testing.T) {
 	ctx, cancel := context.WithCancel(quiet())
 	var wg sync.WaitGroup
 	wg.Go(func() { h.c.Run(ctx) })
-	h.c.Enqueue("ns/web")
-	h.c.Enqueue("ns/api")
+	h.c.queue.Add("ns/web")
+	h.c.queue.Add("ns/api")
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		return h.scales.replicas("ns", "api") == 4 && testutil.ToFloat64(h.c.cfg.Observer.panics) >= 2, nil
 	})

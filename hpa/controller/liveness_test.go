@@ -45,7 +45,7 @@ func TestHeartbeatStopsWhileTheWorkersAreStuck(t *testing.T) {
 	beats(h.clock.Now())
 
 	h.addPA(cpuPA("ns", "web", 50, 1, 10))
-	h.c.Enqueue("ns/web")
+	h.c.queue.Add("ns/web")
 	<-entered
 	stuckAt := h.c.LastActivity()
 	h.clock.Step(time.Minute)

@@ -88,10 +88,8 @@ func (s *PodAutoscalerStore) Get(key string) (*Autoscaler, error) {
 			APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.Kind,
 			Namespace: pa.Namespace, Name: pa.Name, UID: pa.UID, ResourceVersion: pa.ResourceVersion,
 		},
-		Spec: spec, Watermarks: marks, Status: pa.Status.HorizontalPodAutoscalerStatus, object: pa,
-	}
-	if pa.Status.History != nil {
-		a.History = *pa.Status.History
+		Spec: spec, Watermarks: watermarksFromAPI(marks), Status: pa.Status.HorizontalPodAutoscalerStatus,
+		History: historyFromAPI(pa.Status.History), object: pa,
 	}
 	if len(pa.Unread) > 0 {
 		a.SpecErr = fmt.Errorf("quantities out of bounds, left unread: %s", strings.Join(pa.Unread, "; "))
@@ -107,7 +105,7 @@ func (s *PodAutoscalerStore) WriteStatus(ctx context.Context, a *Autoscaler, sta
 		HorizontalPodAutoscalerStatus: status,
 		Reference:                     reference(a.Spec.ScaleTargetRef),
 		Targets:                       Targets(a.Spec, a.Watermarks, status),
-		History:                       historyOrNil(history),
+		History:                       historyToAPI(history),
 	}
 	if equality.Semantic.DeepEqual(pa.Status, want) {
 		return false, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,9 +44,15 @@ func Constant(total float64) Load { return func(time.Time) float64 { return tota
 type Simulated struct {
 	mu        sync.RWMutex
 	entries   map[string]simEntry
-	listeners []func()
+	listeners []listener
+	nextID    int
 	// Window is the window the samples claim (DefaultSimulatedWindow).
 	Window time.Duration
+}
+
+type listener struct {
+	id int
+	f  func()
 }
 
 type simEntry struct {
@@ -73,19 +80,27 @@ func (s *Simulated) Set(key string, load Load) {
 }
 
 // OnChange registers f, called after every Set and Fail: a pod loop reading
-// this source can sync at once instead of at its next period.
-func (s *Simulated) OnChange(f func()) {
+// this source can sync at once instead of at its next period. The returned
+// function unregisters f (a pod loop whose term ended).
+func (s *Simulated) OnChange(f func()) (remove func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.listeners = append(s.listeners, f)
+	s.nextID++
+	id := s.nextID
+	s.listeners = append(s.listeners, listener{id: id, f: f})
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.listeners = slices.DeleteFunc(s.listeners, func(l listener) bool { return l.id == id })
+	}
 }
 
 func (s *Simulated) changed() {
 	s.mu.RLock()
-	listeners := append([]func(){}, s.listeners...)
+	listeners := slices.Clone(s.listeners)
 	s.mu.RUnlock()
-	for _, f := range listeners {
-		f()
+	for _, l := range listeners {
+		l.f()
 	}
 }
 

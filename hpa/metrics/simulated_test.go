@@ -84,3 +84,19 @@ func TestSimulatedSource(t *testing.T) {
 		t.Fatalf("prometheus metric: %+v", d)
 	}
 }
+
+// A listener is told of every change until it is removed (its pod loop's
+// term ended); removing one leaves the others.
+func TestSimulatedListenersCanBeRemoved(t *testing.T) {
+	s := NewSimulated()
+	var first, second int
+	removeFirst := s.OnChange(func() { first++ })
+	s.OnChange(func() { second++ })
+	s.Set("cpu", Constant(1))
+	removeFirst()
+	s.Fail("cpu", errors.New("down"))
+	s.Set("cpu", nil)
+	if first != 1 || second != 3 {
+		t.Fatalf("the removed listener was told %d time(s) (want 1), the kept one %d (want 3)", first, second)
+	}
+}

@@ -150,12 +150,16 @@ func (e *awsEnv) inPool(group string) bool {
 	return e.pools[group]
 }
 
-func (e *awsEnv) discoverySpecs(t *testing.T) []config.ASGAutoDiscoverySpec {
+func (e *awsEnv) discoverySpecs(t *testing.T) []aws.AutoDiscoverySpec {
 	spec, err := config.ParseASGAutoDiscoverySpec(e.discovery)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []config.ASGAutoDiscoverySpec{spec}
+	out := aws.AutoDiscoverySpec{}
+	for _, tag := range spec.Tags {
+		out.Tags = append(out.Tags, aws.TagFilter(tag))
+	}
+	return []aws.AutoDiscoverySpec{out}
 }
 
 // provider makes an AWS provider against the emulator, outside tidal.

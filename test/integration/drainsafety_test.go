@@ -29,8 +29,8 @@ import (
 // if the test fails.
 func startTidalWith(t *testing.T, tr *faults.Transport, args ...string) *tidal {
 	t.Helper()
-	ctx := app.WithLocalCloudClient(testenv.LogOnFailure(context.Background(), t, 2), cluster.Client)
-	return testenv.StartTidalWith(ctx, t, cluster.KubeconfigPath, []app.Option{app.WithTransport(tr.Wrap)}, args...)
+	ctx := testenv.LogOnFailure(context.Background(), t, 2)
+	return testenv.StartTidalWith(ctx, t, cluster.KubeconfigPath, []app.Option{app.WithTransport(tr.Wrap), app.WithLocalCloudClient(cluster.Client)}, args...)
 }
 
 // iterations reads how many node-loop iterations tidal has completed.

@@ -40,8 +40,8 @@ func TestHealthzFailsWhenThePodLoopIsStuck(t *testing.T) {
 		<-release
 		return 1
 	})
-	runCtx := app.WithSimulatedMetrics(testenv.LogOnFailure(ctx, t, 2), sim)
-	tl := testenv.StartTidal(runCtx, t, cluster.KubeconfigPath, "--local-node-groups="+groups, "--scan-interval=1s",
+	runCtx := testenv.LogOnFailure(ctx, t, 2)
+	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)}, "--local-node-groups="+groups, "--scan-interval=1s",
 		"--leader-elect=false", "--hpa-objects=true", "--hpa-metrics-source=simulated", "--hpa-workers=1",
 		"--hpa-sync-period=1s", "--max-inactivity=5s")
 	t.Cleanup(unblock) // before tidal's own clean-up stops it: a stuck worker would hold Run

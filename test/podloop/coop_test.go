@@ -119,8 +119,8 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	ns := hpaNamespace(t)
 	sim := metrics.NewSimulated()
 	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 1, maxSize: 6, initialSize: 1, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 2s}\n", group)
-	runCtx := testenv.LogOnFailure(app.WithSimulatedMetrics(ctx, sim), t, testenv.LogVerbosity)
-	tl := testenv.StartTidal(runCtx, t, cluster.KubeconfigPath,
+	runCtx := testenv.LogOnFailure(ctx, t, testenv.LogVerbosity)
+	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
 		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=2s",
 		fmt.Sprintf("--provision-ahead=%v", ahead), "--hpa-metrics-source=simulated", "--hpa-sync-period="+coopSyncPeriod.String(),
 		"--hpa-downscale-stabilization=3s", "--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s",

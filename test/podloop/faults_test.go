@@ -122,11 +122,12 @@ func newFaultScene(t *testing.T, group string) *faultScene {
 	t.Logf("seed %d", faultSeed)
 	s.sim.Set(s.ns+"/requests", metrics.Constant(20))
 	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 1, maxSize: 6, initialSize: 1, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 2s}\n", group)
-	runCtx := app.WithLocalCloudClient(testenv.LogOnFailure(app.WithSimulatedMetrics(context.Background(), s.sim), t, 2), cluster.Client)
+	runCtx := testenv.LogOnFailure(context.Background(), t, 2)
 	// The scan interval is tidal's default: scale-ups follow unschedulable
 	// pods and the pod loop's rescales, removals their due time, as on a
 	// user's cluster; short timers elsewhere keep the scenario quick.
-	s.tidal = testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithTransport(s.api.Wrap), app.WithCloud(s.cloud.Wrap)},
+	s.tidal = testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithTransport(s.api.Wrap), app.WithCloud(s.cloud.Wrap),
+		app.WithSimulatedMetrics(s.sim), app.WithLocalCloudClient(cluster.Client)},
 		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=10s",
 		"--hpa-metrics-source=simulated", "--hpa-sync-period=5s", "--hpa-downscale-stabilization=3s",
 		"--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s", "--scale-down-delay-after-delete=0s",

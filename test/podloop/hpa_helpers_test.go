@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
@@ -96,7 +97,13 @@ nodeGroups:
 // Ready.
 func hpaStartTidal(t *testing.T, ctx context.Context, args ...string) *tidal {
 	t.Helper()
-	tl := testenv.StartTidal(ctx, t, cluster.KubeconfigPath, append([]string{"--leader-elect=false",
+	return hpaStartTidalWith(t, ctx, nil, args...)
+}
+
+// hpaStartTidalWith is hpaStartTidal with options for Run.
+func hpaStartTidalWith(t *testing.T, ctx context.Context, options []app.Option, args ...string) *tidal {
+	t.Helper()
+	tl := testenv.StartTidalWith(ctx, t, cluster.KubeconfigPath, options, append([]string{"--leader-elect=false",
 		"--local-node-groups=" + writeGroups(t, hpaGroups), "--scan-interval=1s", "--hpa-sync-period=1s"}, args...)...)
 	poll(t, 30*time.Second, "the hpa-a node Ready", func(ctx context.Context) (bool, error) {
 		nodes, err := groupNodes(ctx, "hpa-a")

@@ -233,7 +233,7 @@ func TestHPARestartKeepsStabilization(t *testing.T) {
 	dropped := time.Now()
 	hpaHoldReplicas(t, ns, "web", 4, 10*time.Second)
 	before := hpaGetPA(t, ns, "web").Status.History
-	var kept hpa.Recommendation
+	var kept v1alpha1.Recommendation
 	for _, r := range before.Recommendations {
 		if r.Replicas == 4 {
 			kept = r
@@ -285,7 +285,7 @@ func TestHPASimulatedSource(t *testing.T) {
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	sim := metrics.NewSimulated()
-	hpaStartTidal(t, app.WithSimulatedMetrics(context.Background(), sim), "--hpa-metrics-source=simulated")
+	hpaStartTidalWith(t, context.Background(), []app.Option{app.WithSimulatedMetrics(sim)}, "--hpa-metrics-source=simulated")
 	hpaDeployment(t, ns, "web", 1)
 	sim.Set(ns+"/cpu", metrics.Constant(0.3)) // 300m: 6 pods at the 50% target
 	hpaCreatePA(t, hpaCPUAutoscaler(ns, "web", 50, 1, 10))

@@ -136,7 +136,7 @@ func TestStoredUnboundedQuantityDoesNotStallThePodLoop(t *testing.T) {
 	})
 
 	sim := metrics.NewSimulated()
-	hpaStartTidal(t, app.WithSimulatedMetrics(testenv.LogOnFailure(context.Background(), t, 2), sim), "--hpa-metrics-source=simulated")
+	hpaStartTidalWith(t, testenv.LogOnFailure(context.Background(), t, 2), []app.Option{app.WithSimulatedMetrics(sim)}, "--hpa-metrics-source=simulated")
 	hpaDeployment(t, ns, "web", 1)
 	sim.Set(ns+"/cpu", metrics.Constant(0.3)) // 300m: 6 pods at the 50% target
 	hpaCreatePA(t, hpaCPUAutoscaler(ns, "web", 50, 1, 10))

@@ -200,8 +200,8 @@ func rbacStart(t *testing.T, kubeconfig, group, shape string, args ...string) (s
 	ns := hpaNamespace(t)
 	api := hpaUseMetricsAPI(t, ns)
 	groups := "nodeGroups:\n- {name: " + group + ", minSize: 1, zone: z, " + shape + "}\n"
-	runCtx := app.WithLocalCloudClient(testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity), cluster.Client)
-	tl := testenv.StartTidal(runCtx, t, kubeconfig, append([]string{"--local-node-groups=" + writeGroups(t, groups),
+	runCtx := testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity)
+	tl := testenv.StartTidalWith(runCtx, t, kubeconfig, []app.Option{app.WithLocalCloudClient(cluster.Client)}, append([]string{"--local-node-groups=" + writeGroups(t, groups),
 		"--scan-interval=2s"}, args...)...)
 	return ns, api, tl
 }

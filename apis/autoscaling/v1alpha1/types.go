@@ -4,8 +4,6 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/tidal-autoscaler/tidal/hpa"
 )
 
 // PodAutoscaler scales a workload's replicas on metrics, with the Kubernetes
@@ -198,21 +196,22 @@ type PodAutoscalerStatus struct {
 	// it here so that a restart or a new leader carries on where the last
 	// one stopped.
 	// +optional
-	History *hpa.History `json:"history,omitempty"`
+	History *History `json:"history,omitempty"`
 }
 
 // HPASpec returns the autoscaling/v2 spec the calculation runs on, and the
 // watermarks index-aligned with its metrics (nil when no metric has any).
+// The controller converts the watermarks to the hpa package's.
 // The result shares memory with s (all but the behavior's structs): treat
 // it as read-only.
-func (s *PodAutoscalerSpec) HPASpec() (autoscalingv2.HorizontalPodAutoscalerSpec, []*hpa.Watermarks) {
+func (s *PodAutoscalerSpec) HPASpec() (autoscalingv2.HorizontalPodAutoscalerSpec, []*Watermarks) {
 	out := autoscalingv2.HorizontalPodAutoscalerSpec{
 		ScaleTargetRef: s.ScaleTargetRef,
 		MinReplicas:    s.MinReplicas,
 		MaxReplicas:    s.MaxReplicas,
 		Behavior:       s.Behavior.HPA(),
 	}
-	var marks []*hpa.Watermarks
+	var marks []*Watermarks
 	if len(s.Metrics) > 0 {
 		out.Metrics = make([]autoscalingv2.MetricSpec, len(s.Metrics))
 	}
@@ -220,10 +219,9 @@ func (s *PodAutoscalerSpec) HPASpec() (autoscalingv2.HorizontalPodAutoscalerSpec
 		out.Metrics[i] = s.Metrics[i].MetricSpec
 		if w := s.Metrics[i].Watermarks; w != nil {
 			if marks == nil {
-				marks = make([]*hpa.Watermarks, len(s.Metrics))
+				marks = make([]*Watermarks, len(s.Metrics))
 			}
-			hw := hpa.Watermarks(*w)
-			marks[i] = &hw
+			marks[i] = w
 		}
 	}
 	return out, marks

@@ -143,7 +143,6 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 	}
 	// The demo sets the load through sim (sim.Set("demo/cpu", ...)).
 	sim := metrics.NewSimulated()
-	ctx = app.WithSimulatedMetrics(ctx, sim)
 
 	tl := newTimeline(cluster.Client, out, started)
 	timelineCtx, stopTimeline := context.WithCancel(ctx)
@@ -167,7 +166,7 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 		}
 		fmt.Fprintln(out, "\nThe demo is over; tidal keeps running (Ctrl-C stops it).")
 	}
-	if err := app.Run(ctx, &runOpts); err != nil {
+	if err := app.Run(ctx, &runOpts, app.WithSimulatedMetrics(sim)); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "Stopped cleanly.")

@@ -54,7 +54,7 @@ func (s *demoStory) pass(ctx context.Context, n int, ahead bool) (passResult, er
 	opts.ScaleUp.ProvisionAhead = ahead
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- app.Run(runCtx, &opts) }()
+	go func() { done <- app.Run(runCtx, &opts, app.WithSimulatedMetrics(s.sim)) }()
 	addr := dialAddress(opts.Address)
 	p := &demoPass{client: s.client, sim: s.sim, tl: s.tl, ns: fmt.Sprintf("demo-%d", n), ahead: ahead,
 		stabilization: opts.HPA.DownscaleStabilizationWindow,

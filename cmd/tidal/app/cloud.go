@@ -19,12 +19,12 @@ import (
 func buildCloudProvider(ctx context.Context, env *loopEnv, opts *config.Options) (cloudprovider.CloudProvider, error) {
 	switch opts.CloudProvider {
 	case config.CloudProviderLocal:
-		if env.localCloudGuard {
+		if env.seams.localCloudGuard {
 			if err := checkLocalCloudCluster(ctx, env.client); err != nil {
 				return nil, err
 			}
 		}
-		client, err := localCloudClient(ctx, env)
+		client, err := localCloudClient(env)
 		if err != nil {
 			return nil, err
 		}
@@ -71,21 +71,11 @@ func foreignNodes(nodes []corev1.Node) []string {
 	return out
 }
 
-// localCloudClientKey is the context key of the local cloud's client.
-type localCloudClientKey struct{}
-
-// WithLocalCloudClient returns a context that makes Run's local cloud create
-// and delete Nodes with client: the local cloud stands for a cloud provider,
-// which is not bound by tidal's own RBAC rules.
-func WithLocalCloudClient(ctx context.Context, client kubernetes.Interface) context.Context {
-	return context.WithValue(ctx, localCloudClientKey{}, client)
-}
-
 // localCloudClient is the client of WithLocalCloudClient, or else a client of
 // tidal's configuration with an API budget of its own, as a real cloud's
 // calls do not spend tidal's.
-func localCloudClient(ctx context.Context, env *loopEnv) (kubernetes.Interface, error) {
-	if c, ok := ctx.Value(localCloudClientKey{}).(kubernetes.Interface); ok {
+func localCloudClient(env *loopEnv) (kubernetes.Interface, error) {
+	if c := env.seams.localCloudClient; c != nil {
 		return c, nil
 	}
 	cfg := rest.CopyConfig(env.restConfig)
@@ -105,7 +95,7 @@ func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *con
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.ApplyNodeGroupFlags(opts.NodeGroups); err != nil {
+	if err := cfg.ApplyNodeGroupFlags(nodeGroupSpecs(opts.NodeGroups)); err != nil {
 		return nil, err
 	}
 	cloud, err := local.New(client, cfg)

@@ -35,7 +35,7 @@ func (c *awsCloud) Cleanup() error {
 // credential chain, then a first read of the node groups, so that missing
 // credentials or a wrong region stop tidal at start.
 func buildAWSCloud(ctx context.Context, client kubernetes.Interface, opts *config.Options) (cloudprovider.CloudProvider, error) {
-	cfg, err := aws.ConfigFromOptions(opts)
+	cfg, err := awsConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -55,4 +55,41 @@ func buildAWSCloud(ctx context.Context, client kubernetes.Interface, opts *confi
 		return nil, fmt.Errorf("--cloud-provider=aws: %w", err)
 	}
 	return &awsCloud{Cloud: cloud, broadcaster: broadcaster}, nil
+}
+
+// awsConfig makes the AWS provider's configuration from validated flags,
+// reading the price table file if one is given.
+func awsConfig(opts *config.Options) (aws.Config, error) {
+	cfg := aws.Config{
+		NodeGroups:      nodeGroupSpecs(opts.NodeGroups),
+		RefreshInterval: opts.AWS.RefreshInterval,
+		MaxPods:         opts.AWS.MaxPods,
+		NodeReservation: opts.AWS.NodeReservation,
+
+		LaunchWatchTimeout: opts.MaxNodeProvisionTime,
+	}
+	for _, d := range opts.AWS.NodeGroupAutoDiscovery {
+		spec := aws.AutoDiscoverySpec{}
+		for _, t := range d.Tags {
+			spec.Tags = append(spec.Tags, aws.TagFilter(t))
+		}
+		cfg.AutoDiscovery = append(cfg.AutoDiscovery, spec)
+	}
+	if opts.AWS.PriceTable != "" {
+		t, err := aws.LoadPriceTable(opts.AWS.PriceTable)
+		if err != nil {
+			return aws.Config{}, err
+		}
+		cfg.Prices = t
+	}
+	return cfg, cfg.Validate()
+}
+
+// nodeGroupSpecs are the --nodes values as the providers take them.
+func nodeGroupSpecs(in []config.NodeGroupSpec) []cloudprovider.NodeGroupSpec {
+	var out []cloudprovider.NodeGroupSpec
+	for _, s := range in {
+		out = append(out, cloudprovider.NodeGroupSpec(s))
+	}
+	return out
 }

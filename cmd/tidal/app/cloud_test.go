@@ -76,7 +76,7 @@ func TestBuildLocalCloudRefusesAForeignCluster(t *testing.T) {
 	client := fake.NewClientset(node("ip-10-0-0-1", "aws:///us-east-1a/i-0123"))
 	opts := config.NewOptions()
 	opts.CloudProvider = config.CloudProviderLocal
-	env := &loopEnv{opts: opts, client: client, localCloudGuard: true}
+	env := &loopEnv{opts: opts, client: client, seams: seams{localCloudGuard: true}}
 	_, err := buildCloudProvider(context.Background(), env, opts)
 	if err == nil || !strings.Contains(err.Error(), "did not create (ip-10-0-0-1)") {
 		t.Fatalf("error %v, want the foreign node named", err)

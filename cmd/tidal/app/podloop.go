@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,21 +45,10 @@ func newPodLoopMetrics(reg prometheus.Registerer) *podLoopMetrics {
 	return &podLoopMetrics{observer: controller.NewObserver(reg)}
 }
 
-// simulatedMetricsKey is the context key of the simulated metric source.
-type simulatedMetricsKey struct{}
-
-// WithSimulatedMetrics returns a context that makes Run's pod loop, under
-// --hpa-metrics-source=simulated, read its metrics from s: whoever holds s
-// (tidal-local's demo, a test) sets the load. Without it, the simulated
-// source starts with no load and every metric is invalid until one is set.
-func WithSimulatedMetrics(ctx context.Context, s *metrics.Simulated) context.Context {
-	return context.WithValue(ctx, simulatedMetricsKey{}, s)
-}
-
 // newPodLoop builds the pod loop for one leadership term, registering its
 // informers on env.factory before it starts. A nil runner means the pod loop
 // is disabled (--hpa=false).
-func newPodLoop(env *loopEnv) (func(context.Context), error) {
+func newPodLoop(env *term) (func(context.Context), error) {
 	o := env.opts.HPA
 	if !o.Enabled {
 		return nil, nil
@@ -71,7 +61,6 @@ func newPodLoop(env *loopEnv) (func(context.Context), error) {
 	// --hpa-objects, else to keep off targets an HPA drives (AmbiguousOwner).
 	hpas := env.factory.Autoscaling().V2().HorizontalPodAutoscalers()
 	hpas.Informer()
-	env.workloads = newWorkloads(env.factory)
 	// Until its controller runs, the pod loop shows life itself (while it
 	// waits for the CRD); a pod loop that stopped shows none, and /healthz
 	// fails after --max-inactivity, so that the pod is restarted.
@@ -96,7 +85,7 @@ func (a *activity) last() time.Time  { return time.Unix(0, a.unixNano.Load()) }
 
 // runPodLoop builds the clients, the metric source and the store, then runs
 // the controller until ctx ends. The shared informers have synced.
-func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hpas autoscalinginformers.HorizontalPodAutoscalerInformer, alive *activity) error {
+func runPodLoop(ctx context.Context, env *term, pods controller.PodLister, hpas autoscalinginformers.HorizontalPodAutoscalerInformer, alive *activity) error {
 	o := env.opts.HPA
 	logger := klog.FromContext(ctx).WithName("podloop")
 	ctx = klog.NewContext(ctx, logger)
@@ -107,7 +96,11 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 	if err != nil {
 		return fmt.Errorf("scale client: %w", err)
 	}
-	source, err := podLoopMetricSource(ctx, env, mapper, disc)
+	// Goroutines of this term end with it, before runPodLoop returns.
+	ctx, stop := context.WithCancel(ctx)
+	var running sync.WaitGroup
+	defer func() { stop(); running.Wait() }()
+	source, err := podLoopMetricSource(ctx, env.loopEnv, &running, mapper, disc)
 	if err != nil {
 		return err
 	}
@@ -118,7 +111,7 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 		store = controller.NewHPAStore(hpas.Informer(), controller.HPAClientFor(env.client))
 		logger.Info("Driving autoscaling/v2 HorizontalPodAutoscalers (--hpa-objects)")
 	} else {
-		if store, err = podAutoscalerStore(ctx, env, disc, alive); err != nil || store == nil {
+		if store, err = podAutoscalerStore(ctx, env.loopEnv, disc, alive); err != nil || store == nil {
 			return err
 		}
 		others = controller.HPAOwners(hpas.Lister())
@@ -146,7 +139,7 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 	if sim, ok := source.(*metrics.Simulated); ok {
 		// A simulated load that changes is synced at once, as a metrics
 		// pipeline pushing its samples would allow.
-		sim.OnChange(c.EnqueueAll)
+		defer sim.OnChange(c.EnqueueAll)()
 	}
 	if others != nil {
 		// A PodAutoscaler learns at once that an HPA came or went on its
@@ -156,7 +149,7 @@ func runPodLoop(ctx context.Context, env *loopEnv, pods controller.PodLister, hp
 		}
 	}
 	if !o.HPAObjects {
-		go store.Informer().Run(ctx.Done())
+		running.Go(func() { store.Informer().Run(ctx.Done()) })
 		if !cache.WaitForCacheSync(ctx.Done(), store.Informer().HasSynced) {
 			return nil
 		}
@@ -178,13 +171,13 @@ func hpaConfig(o config.HPAOptions) hpa.Config {
 
 // podLoopMetricSource builds the metric source the flags ask for, with the
 // Prometheus source in front when --prometheus-url is set.
-func podLoopMetricSource(ctx context.Context, env *loopEnv, mapper *restmapper.DeferredDiscoveryRESTMapper, disc discovery.DiscoveryInterface) (metrics.Source, error) {
+func podLoopMetricSource(ctx context.Context, env *loopEnv, running *sync.WaitGroup, mapper *restmapper.DeferredDiscoveryRESTMapper, disc discovery.DiscoveryInterface) (metrics.Source, error) {
 	o := env.opts.HPA
 	var base metrics.Source
 	switch o.MetricsSource {
 	case config.MetricsSourceSimulated:
-		sim, ok := ctx.Value(simulatedMetricsKey{}).(*metrics.Simulated)
-		if !ok {
+		sim := env.seams.simulated
+		if sim == nil {
 			sim = metrics.NewSimulated()
 			klog.FromContext(ctx).Info("Simulated metrics without a load: every metric stays invalid until one is set")
 		}
@@ -194,7 +187,7 @@ func podLoopMetricSource(ctx context.Context, env *loopEnv, mapper *restmapper.D
 		if err != nil {
 			return nil, err
 		}
-		go wait.Until(apis.Invalidate, customMetricsRediscovery, ctx.Done())
+		running.Go(func() { wait.Until(apis.Invalidate, customMetricsRediscovery, ctx.Done()) })
 		base = apis.APIs
 	}
 	if o.PrometheusURL == "" {

@@ -23,6 +23,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
+	"github.com/tidal-autoscaler/tidal/hpa/metrics"
 	"github.com/tidal-autoscaler/tidal/version"
 )
 
@@ -38,13 +39,19 @@ const (
 // Option changes what Run builds; tests use them to inject faults.
 type Option func(*seams)
 
-// seams are the parts of Run a test may wrap.
+// seams are the parts of Run a test, or tidal-local, may set or wrap.
 type seams struct {
 	transport func(http.RoundTripper) http.RoundTripper
 	cloud     func(cloudprovider.CloudProvider) cloudprovider.CloudProvider
 	// localCloudGuard refuses to start the local cloud in a cluster with
 	// nodes it did not create.
 	localCloudGuard bool
+	// simulated is the source of --hpa-metrics-source=simulated
+	// (WithSimulatedMetrics); nil starts one without a load.
+	simulated *metrics.Simulated
+	// localCloudClient is the local cloud's client (WithLocalCloudClient);
+	// nil makes one of tidal's configuration.
+	localCloudClient kubernetes.Interface
 }
 
 // WithTransport wraps the transport of every client Run makes from its API
@@ -52,6 +59,21 @@ type seams struct {
 // gives it one).
 func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
 	return func(s *seams) { s.transport = wrap }
+}
+
+// WithSimulatedMetrics makes Run's pod loop, under
+// --hpa-metrics-source=simulated, read its metrics from s: whoever holds s
+// (tidal-local's demo, a test) sets the load. Without it, the simulated
+// source starts with no load and every metric is invalid until one is set.
+func WithSimulatedMetrics(s *metrics.Simulated) Option {
+	return func(se *seams) { se.simulated = s }
+}
+
+// WithLocalCloudClient makes Run's local cloud create and delete Nodes with
+// client: the local cloud stands for a cloud provider, which is not bound
+// by tidal's own RBAC rules.
+func WithLocalCloudClient(client kubernetes.Interface) Option {
+	return func(s *seams) { s.localCloudClient = client }
 }
 
 // WithCloud wraps the cloud provider Run builds.
@@ -92,8 +114,7 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	logger.Info("Serving /healthz and /metrics", "address", opts.Address)
 
 	env := &loopEnv{opts: opts, restConfig: restCfg, client: client, registry: reg, health: h,
-		nodeMetrics: core.NewMetrics(reg, opts.EmitPerNodeGroupMetrics), podMetrics: newPodLoopMetrics(reg), wrapCloud: s.cloud,
-		localCloudGuard: s.localCloudGuard}
+		nodeMetrics: core.NewMetrics(reg, opts.EmitPerNodeGroupMetrics), podMetrics: newPodLoopMetrics(reg), seams: s}
 	run := func(ctx context.Context) error { return runLoops(ctx, env) }
 	if !opts.LeaderElect {
 		return run(ctx)
@@ -123,8 +144,8 @@ func userAgent(name string) string {
 	return fmt.Sprintf("%s/%s (%s/%s)", name, version.Get(), runtime.GOOS, runtime.GOARCH)
 }
 
-// loopEnv is what the loops are built from. Metrics are created once per
-// process, loops once per leadership term.
+// loopEnv is what the loops are built from, made once per process (as are
+// the metrics); the loops are made once per leadership term (term).
 type loopEnv struct {
 	opts        *config.Options
 	restConfig  *rest.Config
@@ -133,15 +154,17 @@ type loopEnv struct {
 	health      *health
 	nodeMetrics *core.Metrics
 	podMetrics  *podLoopMetrics
-	// wrapCloud, when set, wraps the cloud provider (WithCloud).
-	wrapCloud func(cloudprovider.CloudProvider) cloudprovider.CloudProvider
-	// localCloudGuard: see withLocalCloudGuard.
-	localCloudGuard bool
+	seams       seams
+}
 
-	// Set by runLoops for the current term.
-	factory   informers.SharedInformerFactory
-	recorder  record.EventRecorder
-	nodeLoop  *core.NodeLoop
+// term is what one leadership term's loops share, made once by runLoops.
+type term struct {
+	*loopEnv
+	factory  informers.SharedInformerFactory
+	recorder record.EventRecorder
+	nodeLoop *core.NodeLoop
+	// workloads resolves scale targets for provision-ahead; nil without
+	// the pod loop.
 	workloads *workloads
 }
 
@@ -150,15 +173,15 @@ type loopEnv struct {
 func runLoops(ctx context.Context, env *loopEnv) error {
 	logger := klog.FromContext(ctx)
 	opts, client := env.opts, env.client
-	env.factory = NewInformerFactory(client)
+	factory := NewInformerFactory(client)
 
 	cloud, err := buildCloudProvider(ctx, env, opts)
 	if err != nil {
 		return err
 	}
 	defer cloud.Cleanup()
-	if env.wrapCloud != nil {
-		cloud = env.wrapCloud(cloud)
+	if env.seams.cloud != nil {
+		cloud = env.seams.cloud(cloud)
 	}
 
 	// Events get a client of their own, so that a burst of them (one per
@@ -170,28 +193,31 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventsClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	env.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
 
 	loop, err := core.NewNodeLoop(ctx, core.Config{
-		Cloud: cloud, Client: client, Factory: env.factory, Recorder: env.recorder, Metrics: env.nodeMetrics,
+		Cloud: cloud, Client: client, Factory: factory, Recorder: recorder, Metrics: env.nodeMetrics,
 		Options: core.OptionsFromConfig(opts),
 	})
 	if err != nil {
 		return err
 	}
-	env.nodeLoop = loop
+	t := &term{loopEnv: env, factory: factory, recorder: recorder, nodeLoop: loop}
+	if opts.HPA.Enabled {
+		t.workloads = newWorkloads(factory)
+	}
 	// Both loops are followed from now on: informers that never sync fail
 	// /healthz too.
 	env.health.track(nodeLoopName, loop.LastActivity)
 	env.health.trackSuccess(nodeLoopName, loop.LastSuccess)
 	defer env.health.untrack(nodeLoopName)
-	runPodLoop, err := newPodLoop(env)
+	runPodLoop, err := newPodLoop(t)
 	if err != nil {
 		return err
 	}
-	env.factory.Start(ctx.Done())
-	defer env.factory.Shutdown()
-	for typ, ok := range env.factory.WaitForCacheSync(ctx.Done()) {
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok && ctx.Err() == nil {
 			return fmt.Errorf("informer for %v did not sync", typ)
 		}

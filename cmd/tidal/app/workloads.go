@@ -66,7 +66,7 @@ func (w *workloads) resolve(ns string, ref autoscalingv2.CrossVersionObjectRefer
 
 // provisionAhead tells the node loop of a scale-up the pod loop made.
 // A scale-down makes the node loop forget what it expected of the workload.
-func (env *loopEnv) provisionAhead(ctx context.Context, r controller.Rescale) {
+func (env *term) provisionAhead(ctx context.Context, r controller.Rescale) {
 	if env.workloads == nil {
 		return
 	}
