@@ -28,10 +28,19 @@ type groupTemplateState struct {
 func (ob *observer) groupTemplate(ctx context.Context, o *observation, g cloudprovider.NodeGroup, nodes []*corev1.Node, daemonSets []*appsv1.DaemonSet) (*simulator.NodeTemplate, error) {
 	id := g.Id()
 	prev := ob.templates[id]
-	t, err := templates.Decide(templates.Input{
-		Group: id, Nodes: nodes, PodsOf: o.podsOf, Cached: prev.keep, Provider: g.TemplateNodeInfo,
-		DaemonSets: daemonSets, Taints: ob.opts.Taints, Now: o.now, CacheTTL: ob.opts.NodeInfoCacheExpireTime,
-	})
+	in := templates.Input{Group: id, Nodes: nodes, Cached: prev.keep, DaemonSets: daemonSets, Taints: ob.opts.Taints,
+		Now: o.now, CacheTTL: ob.opts.NodeInfoCacheExpireTime}
+	need := templates.Need(in)
+	if need.Example != "" {
+		in.ExamplePods = o.podsOf(need.Example)
+	}
+	if need.Provider {
+		var err error
+		if in.Provider, err = g.TemplateNodeInfo(); err != nil {
+			return nil, fmt.Errorf("node group %s: template node: %w", id, err)
+		}
+	}
+	t, err := templates.Decide(in)
 	if err != nil {
 		return nil, fmt.Errorf("node group %s: %w", id, err)
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -85,5 +86,26 @@ func TestGroupTemplateKeepsTheLiveNodesCopy(t *testing.T) {
 		if s.want != "template-g" && (len(tmpl.Pods) != 1 || tmpl.Pods[0].Name != "logs-abc" || tmpl.Node.Labels["bootstrapped"] != "yes") {
 			t.Fatalf("%s: pods %v, labels %v: want the live node's DaemonSet pod and labels", s.name, tmpl.Pods, tmpl.Node.Labels)
 		}
+	}
+}
+
+// brokenGroup is a node group whose provider template cannot be made.
+type brokenGroup struct{ templateGroup }
+
+func (brokenGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+	return nil, errors.New("no instance type")
+}
+
+// A provider that cannot make the template is named in the error, which
+// keeps the group from growing this iteration.
+func TestGroupTemplateProviderError(t *testing.T) {
+	l := &observer{templates: map[string]groupTemplateState{}, opts: Options{NodeInfoCacheExpireTime: time.Hour}}
+	o := &observation{now: time.Unix(1_800_000_000, 0), snapshot: simulator.NewSnapshot()}
+	_, err := l.groupTemplate(context.Background(), o, brokenGroup{}, nil, nil)
+	if err == nil || err.Error() != "node group g: template node: no instance type" {
+		t.Fatalf("error %v, want node group g: template node: no instance type", err)
+	}
+	if _, kept := l.templates["g"]; kept {
+		t.Fatal("a failed template left a cache entry")
 	}
 }

@@ -12,7 +12,6 @@ package templates
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -50,15 +49,15 @@ type Entry struct {
 // Input is what Decide reads.
 type Input struct {
 	Group string
-	// Nodes are the group's live nodes; PodsOf returns the pods bound to
-	// one of them (read only for the node chosen as the example).
-	Nodes  []*corev1.Node
-	PodsOf func(node string) []*corev1.Pod
+	// Nodes are the group's live nodes; ExamplePods are the pods bound to
+	// the one Need names as the example.
+	Nodes       []*corev1.Node
+	ExamplePods []*corev1.Pod
 	// Cached is the group's entry from the last iteration, or nil.
 	Cached *Entry
-	// Provider returns the provider's template; it is called only when
-	// neither a live node nor the cache serves.
-	Provider   func() (*cloudprovider.NodeTemplate, error)
+	// Provider is the provider's template, read only when Need says so
+	// (neither a live node nor the cache serves).
+	Provider   *cloudprovider.NodeTemplate
 	DaemonSets []*appsv1.DaemonSet
 	Taints     clusterstate.Taints
 	Now        time.Time
@@ -79,25 +78,46 @@ type Template struct {
 	Keep *Entry
 }
 
+// Needs is what Decide reads besides the plain fields of its input: the
+// pods of the live node it takes for an example (Example; "" when no live
+// node serves), or the provider's template (Provider: neither a live node
+// nor the cache serves). Asking the provider may cost a cloud call, so the
+// caller fetches only what is needed.
+type Needs struct {
+	Example  string
+	Provider bool
+}
+
+// Need says what Decide will read of in besides Nodes, Cached and the
+// options.
+func Need(in Input) Needs {
+	if ex := pickExample(in.Nodes, in.Taints, in.Now); ex != nil {
+		return Needs{Example: ex.Name}
+	}
+	return Needs{Provider: validCache(in) == nil}
+}
+
+// validCache is the cached entry unless it expired.
+func validCache(in Input) *Entry {
+	if in.Cached != nil && in.Now.Sub(in.Cached.Seen) > in.CacheTTL {
+		return nil
+	}
+	return in.Cached
+}
+
 // Decide returns the group's template.
 func Decide(in Input) (Template, error) {
-	cached := in.Cached
-	if cached != nil && in.Now.Sub(cached.Seen) > in.CacheTTL {
-		cached = nil
-	}
+	cached := validCache(in)
 	if ex := pickExample(in.Nodes, in.Taints, in.Now); ex != nil {
 		node := sanitizeNode(ex, NodeName(in.Group), in.Taints)
-		e := &Entry{Node: node, Pods: startingPods(in.PodsOf(ex.Name), node.Name), From: ex.Name, Seen: in.Now}
+		e := &Entry{Node: node, Pods: startingPods(in.ExamplePods, node.Name), From: ex.Name, Seen: in.Now}
 		return Template{Node: node, Pods: withDaemonSets(node, e.Pods, in.DaemonSets), Source: FromNode, From: e.From, Keep: e}, nil
 	}
 	if cached != nil {
 		return Template{Node: cached.Node, Pods: withDaemonSets(cached.Node, cached.Pods, in.DaemonSets), Source: FromCache,
 			From: cached.From, Keep: cached}, nil
 	}
-	t, err := in.Provider()
-	if err != nil {
-		return Template{}, fmt.Errorf("template node: %w", err)
-	}
+	t := in.Provider
 	if t == nil || t.Node == nil {
 		return Template{}, errors.New("the provider returned no template node")
 	}

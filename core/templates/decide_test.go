@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -227,11 +226,9 @@ func TestDecide(t *testing.T) {
 			for _, n := range tc.nodes {
 				kept = append(kept, n.Spec.ProviderID)
 			}
-			got, err := Decide(Input{Group: "g", Nodes: tc.nodes, PodsOf: podsOnLive, Cached: tc.cached,
-				Provider: func() (*cloudprovider.NodeTemplate, error) {
-					return &cloudprovider.NodeTemplate{Node: providerNode()}, nil
-				},
-				DaemonSets: []*appsv1.DaemonSet{tolerant, intolerant, logs}, Taints: clusterstate.Taints{}, Now: now, CacheTTL: ttl})
+			got, err := decide(Input{Group: "g", Nodes: tc.nodes, Cached: tc.cached,
+				DaemonSets: []*appsv1.DaemonSet{tolerant, intolerant, logs}, Taints: clusterstate.Taints{}, Now: now, CacheTTL: ttl},
+				&cloudprovider.NodeTemplate{Node: providerNode()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,31 +242,51 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestDecideProviderErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		provider func() (*cloudprovider.NodeTemplate, error)
-		want     string
-	}{
-		{"error", func() (*cloudprovider.NodeTemplate, error) { return nil, errors.New("no instance type") }, "template node: no instance type"},
-		{"no node", func() (*cloudprovider.NodeTemplate, error) { return &cloudprovider.NodeTemplate{}, nil }, "the provider returned no template node"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decide(Input{Group: "g", Provider: tc.provider, Now: now, CacheTTL: tenYears})
-			if err == nil || err.Error() != tc.want {
-				t.Fatalf("error %v, want %q", err, tc.want)
-			}
-		})
+// decide is what the node loop does: Need, then the example's pods or the
+// provider's template, then Decide.
+func decide(in Input, provider *cloudprovider.NodeTemplate) (Template, error) {
+	need := Need(in)
+	if need.Example != "" {
+		in.ExamplePods = podsOnLive(need.Example)
+	}
+	if need.Provider {
+		in.Provider = provider
+	}
+	return Decide(in)
+}
+
+func TestDecideWithoutAProviderNode(t *testing.T) {
+	for _, p := range []*cloudprovider.NodeTemplate{nil, {}} {
+		_, err := Decide(Input{Group: "g", Provider: p, Now: now, CacheTTL: tenYears})
+		if err == nil || err.Error() != "the provider returned no template node" {
+			t.Fatalf("provider template %+v: error %v, want the provider returned no template node", p, err)
+		}
 	}
 }
 
-// A live node is used without asking the provider, whose template may be
-// missing or wrong (a group with no node-template tags).
-func TestDecideAsksTheProviderOnlyWithoutALiveNode(t *testing.T) {
-	got, err := Decide(Input{Group: "g", Nodes: []*corev1.Node{liveNode("a-1", time.Hour)}, PodsOf: podsOnLive, Now: now,
-		Provider: func() (*cloudprovider.NodeTemplate, error) { return nil, errors.New("must not be called") }})
-	if err != nil || got.Source != FromNode {
-		t.Fatalf("source %s, err %v: want the live node's template", got.Source, err)
+// The provider's template, whose making may cost cloud calls and may be
+// missing or wrong (a group with no node-template tags), is needed only
+// when no live node and no cached copy of one serves.
+func TestNeed(t *testing.T) {
+	entry := &Entry{Node: liveNode("a-0", time.Hour), From: "a-0", Seen: now.Add(-time.Hour)}
+	for _, tc := range []struct {
+		name   string
+		nodes  []*corev1.Node
+		cached *Entry
+		ttl    time.Duration
+		want   Needs
+	}{
+		{"live node", []*corev1.Node{liveNode("a-2", time.Hour), liveNode("a-1", time.Hour)}, nil, tenYears, Needs{Example: "a-1"}},
+		{"live node beats the cache", []*corev1.Node{liveNode("a-1", time.Hour)}, entry, tenYears, Needs{Example: "a-1"}},
+		{"node ready too briefly, cache", []*corev1.Node{liveNode("a-1", time.Second)}, entry, tenYears, Needs{}},
+		{"no node, cache", nil, entry, tenYears, Needs{}},
+		{"no node, cache expired", nil, entry, 30 * time.Minute, Needs{Provider: true}},
+		{"nothing", nil, nil, tenYears, Needs{Provider: true}},
+	} {
+		got := Need(Input{Group: "g", Nodes: tc.nodes, Cached: tc.cached, Now: now, CacheTTL: tc.ttl})
+		if got != tc.want {
+			t.Errorf("%s: need %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }
 
