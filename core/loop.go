@@ -175,7 +175,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, listers, cfg.Client); err != nil {
+	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, listers); err != nil {
 		return nil, err
 	}
 	return l, nil

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
@@ -34,8 +33,10 @@ var disabledPlugins = []string{names.DynamicResources}
 
 // NewChecker builds the framework over snapshot. listers serve what the
 // plugins read besides the snapshot; nil means none (no volumes, no
-// namespace selectors). client may be nil.
-func NewChecker(ctx context.Context, snapshot *Snapshot, listers Listers, client kubernetes.Interface) (*Checker, error) {
+// namespace selectors). The framework gets no API client: the plugins
+// only use one to bind (volumes, pods), which a simulation never does, so
+// a check cannot write to the cluster.
+func NewChecker(ctx context.Context, snapshot *Snapshot, listers Listers) (*Checker, error) {
 	if listers == nil {
 		listers = newEmptyListers()
 	}
@@ -53,7 +54,6 @@ func NewChecker(ctx context.Context, snapshot *Snapshot, listers Listers, client
 	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), &profile,
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
 		frameworkruntime.WithInformerFactory(listers.Informers()),
-		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithParallelism(1),
 	)
 	if err != nil {

@@ -131,7 +131,7 @@ func TestSnapshotTracksAffinityAndPVCs(t *testing.T) {
 func newTestChecker(t *testing.T, s *Snapshot) *Checker {
 	t.Helper()
 	// These pods have no volumes: the plugins need no listers.
-	c, err := NewChecker(context.Background(), s, nil, nil)
+	c, err := NewChecker(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

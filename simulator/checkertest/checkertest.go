@@ -39,7 +39,7 @@ func Checker(tb testing.TB, snap *simulator.Snapshot, client kubernetes.Interfac
 		}
 		listers = l
 	}
-	checker, err := simulator.NewChecker(ctx, snap, listers, nil)
+	checker, err := simulator.NewChecker(ctx, snap, listers)
 	if err != nil {
 		cancel()
 		tb.Fatal(err)
