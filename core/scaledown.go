@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
@@ -27,9 +28,9 @@ type scaleDownReport struct {
 	started           []string
 }
 
-// scaleDown plans which nodes can go, tracks how long they have been
-// unneeded, soft-taints them, and starts removing those unneeded long
-// enough, unless scale-down is cooling down.
+// scaleDown plans which nodes can go (scaledown.Planner), tracks how long
+// they have been unneeded (scaledown.Track), soft-taints them, and starts
+// removing those scaledown.Removals picks.
 func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterationReport) error {
 	if !l.opts.ScaleDown.Enabled {
 		return nil
@@ -38,66 +39,99 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 	defer func() { l.cfg.Metrics.observe("scaleDown", l.clock.Since(start)) }()
 	sd := &scaleDownReport{}
 	report.scaleDown = sd
-	in, err := l.scaleDownInput(o, sd)
+	plan, err := l.planScaleDown(ctx, o, sd)
 	if err != nil {
 		return err
 	}
-	// Headroom occupies room in the plan like a pod: no node goes if the
-	// headroom would no longer fit.
-	snap := l.checker.Snapshot()
-	snap.Fork()
-	in.Salt, err = l.placeHeadroom(ctx, o.headroom)
-	if err != nil {
-		snap.Revert()
-		return err
-	}
-	plan, reused, err := l.sdPlanner.Plan(ctx, in)
-	snap.Revert()
-	if err != nil {
-		return err
-	}
-	sd.plan, sd.reused = plan, reused
 	l.cfg.Metrics.observe("scaleDown:plan", l.clock.Since(start))
 	nodes := nodesByName(o.nodes)
-	l.trackUnneeded(o.now, plan, nodes)
+	l.unneededSince = scaledown.Track(l.unneededSince, plan, taintedSince(plan, nodes), o.now)
+	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
+	l.cfg.Metrics.ca.unneededNodesCount.Set(float64(len(plan.Unneeded)))
 	l.softTaint(ctx, plan, nodes)
-	sd.cooldown = l.scaleDownCooldown(o.now, report)
+	decision := scaledown.Removals(l.removalInput(o, plan, report))
+	sd.cooldown = decision.Waiting
 	cooling := 0.0
 	if sd.cooldown != "" {
 		cooling = 1
 	}
 	l.cfg.Metrics.ScaleDownInCooldown.Set(cooling)
 	l.cfg.Metrics.ca.scaleDownInCooldown.Set(cooling)
-	if sd.cooldown == "" {
-		sd.started = l.startRemovals(o, plan, nodes)
+	for _, r := range decision.Start {
+		l.actuator.start(l.lifetime, removal{node: nodes[r.Node], group: o.group(r.Group).group, pods: r.Evict,
+			daemonSet: r.Pods.DaemonSet, kind: r.Kind})
+		sd.started = append(sd.started, r.Node)
 	}
-	l.scaleDownDue = l.nextScaleDownDue(o, plan, sd.started)
+	l.scaleDownDue = decision.NextDue
 	return nil
 }
 
-// nextScaleDownDue is when the first unneeded node not being removed will
-// have been unneeded long enough and no cooldown holds it, or zero: the
-// loop wakes then rather than at its next scan.
-func (l *NodeLoop) nextScaleDownDue(o *observation, plan *scaledown.Plan, started []string) time.Time {
-	var due time.Time
+// planScaleDown is the plan of which candidates can go, made with the
+// headroom in place: headroom occupies room like a pod, so no node goes if
+// the headroom would no longer fit.
+func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, sd *scaleDownReport) (*scaledown.Plan, error) {
+	in, err := l.scaleDownInput(o, sd)
+	if err != nil {
+		return nil, err
+	}
+	snap := l.checker.Snapshot()
+	snap.Fork()
+	defer snap.Revert()
+	if in.Salt, err = l.placeHeadroom(ctx, o.headroom); err != nil {
+		return nil, err
+	}
+	in.Owners = l.owners(in.Candidates)
+	plan, reused, err := l.sdPlanner.Plan(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	sd.plan, sd.reused = plan, reused
+	return plan, nil
+}
+
+// removalInput is what scaledown.Removals reads: the plan, the tracking,
+// each group's times, the cooldowns and the budgets left.
+func (l *NodeLoop) removalInput(o *observation, plan *scaledown.Plan, report *iterationReport) scaledown.RemovalInput {
+	sd := l.opts.ScaleDown
+	all, drains := l.actuator.counts()
+	lastDelete, lastFailure := l.actuator.times()
+	in := scaledown.RemovalInput{Plan: plan, Tracking: l.unneededSince, Groups: map[string]scaledown.Times{},
+		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: report.scaledUp, LastScaleUp: l.lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
+		Delays:      scaledown.Delays{AfterAdd: sd.DelayAfterAdd, AfterDelete: sd.DelayAfterDelete, AfterFailure: sd.DelayAfterFailure},
+		Parallelism: sd.MaxParallelism - all, DrainParallelism: sd.MaxDrainParallelism - drains,
+		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: sd.MinMilliCores, Memory: sd.MinMemoryBytes},
+		Pictured: map[types.UID]bool{}, Now: o.now}
+	for _, g := range o.groups {
+		own := l.groupOptions(o, g.group.Id())
+		in.Groups[g.group.Id()] = scaledown.Times{Unneeded: own.ScaleDownUnneededTime, Unready: own.ScaleDownUnreadyTime}
+	}
+	for _, n := range o.nodes {
+		c := scaledown.Resources{MilliCores: n.Status.Capacity.Cpu().MilliValue(), Memory: n.Status.Capacity.Memory().Value()}
+		in.Capacity[n.Name] = c
+		in.Cluster.MilliCores += c.MilliCores
+		in.Cluster.Memory += c.Memory
+	}
+	for _, p := range o.pending {
+		if pictured(p) {
+			in.Pictured[p.UID] = true
+		}
+	}
+	return in
+}
+
+// taintedSince are the times the DeletionCandidate taints of the plan's
+// unneeded nodes name: after a restart, the unneeded time goes on from
+// there.
+func taintedSince(plan *scaledown.Plan, nodes map[string]*corev1.Node) map[string]time.Time {
+	out := map[string]time.Time{}
 	for _, u := range plan.Unneeded {
-		t, ok := l.unneededDue(o, u)
-		if !ok || slices.Contains(started, u.Node) {
-			continue
-		}
-		if t.After(o.now) && (due.IsZero() || t.Before(due)) {
-			due = t
+		if n := nodes[u.Node]; n != nil {
+			if t, found := taintValueTime(n, scaledown.DeletionCandidateTaint); found {
+				out[u.Node] = t
+			}
 		}
 	}
-	if due.IsZero() {
-		return due
-	}
-	for _, c := range l.cooldowns() {
-		if end := c.since.Add(c.delay); end.After(due) {
-			due = end
-		}
-	}
-	return due
+	return out
 }
 
 // scaleDownInput gathers the candidates: nodes of a node group that no
@@ -110,11 +144,9 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 	}
 	in := scaledown.Input{
 		Checker: l.checker, Groups: map[string]scaledown.GroupSize{}, Deleting: deleting, Now: o.now,
-		Owners: l.ownerExists,
 		Rules: scaledown.RuleOptions{SkipNodesWithSystemPods: l.opts.ScaleDown.SkipNodesWithSystemPods,
 			SkipNodesWithLocalStorage:         l.opts.ScaleDown.SkipNodesWithLocalStorage,
 			SkipNodesWithCustomControllerPods: l.opts.ScaleDown.SkipNodesWithCustomControllerPods},
-		IgnoreDaemonSetsUtilization: l.opts.ScaleDown.IgnoreDaemonSetsUtilization,
 		IgnoreMirrorPodsUtilization: l.opts.ScaleDown.IgnoreMirrorPodsUtilization,
 		KeepUnready:                 l.opts.ScaleDown.KeepUnready, MaxNonEmptyUnneeded: l.opts.ScaleDown.MaxNonEmptyUnneeded,
 	}
@@ -137,7 +169,8 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 		case l.checker.Snapshot().NodeInfo(n.Name) != nil:
 			own := l.groupOptions(o, gid)
 			in.Candidates = append(in.Candidates, scaledown.Candidate{Name: n.Name, Group: gid, Threshold: own.ScaleDownUtilizationThreshold,
-				GPUThreshold: own.ScaleDownGpuUtilizationThreshold, Unready: !o.ready(n.Name)})
+				GPUThreshold: own.ScaleDownGpuUtilizationThreshold, IgnoreDaemonSetsUtilization: own.IgnoreDaemonSetsUtilization,
+				Unready: !o.ready(n.Name)})
 		}
 	}
 	pdbs, err := l.pdbs.List(labels.Everything())
@@ -168,6 +201,31 @@ func (l *NodeLoop) groupOptions(o *observation, id string) cloudprovider.NodeGro
 	return def
 }
 
+// owners looks up the controllers of the candidates' pods (of the kinds a
+// drain may move) in the informers: the plan reads them as data.
+func (l *NodeLoop) owners(candidates []scaledown.Candidate) scaledown.Owners {
+	out := scaledown.Owners{Kinds: scaledown.ControllerKinds(), Existing: map[scaledown.OwnerKey]bool{}}
+	snap := l.checker.Snapshot()
+	for _, c := range candidates {
+		ni := snap.NodeInfo(c.Name)
+		if ni == nil {
+			continue
+		}
+		for _, pi := range ni.GetPods() {
+			p := pi.GetPod()
+			ref := metav1.GetControllerOf(p)
+			if ref == nil || !out.Kinds[ref.Kind] {
+				continue
+			}
+			key := scaledown.OwnerKey{Kind: ref.Kind, Namespace: p.Namespace, Name: ref.Name}
+			if _, seen := out.Existing[key]; !seen {
+				out.Existing[key], _ = l.ownerExists(p.Namespace, *ref)
+			}
+		}
+	}
+	return out
+}
+
 // ownerExists looks a pod's controller up in the informers.
 func (l *NodeLoop) ownerExists(ns string, ref metav1.OwnerReference) (exists, known bool) {
 	var err error
@@ -184,28 +242,6 @@ func (l *NodeLoop) ownerExists(ns string, ref metav1.OwnerReference) (exists, kn
 		return false, false
 	}
 	return err == nil, true
-}
-
-// trackUnneeded keeps, per unneeded node, since when it has been unneeded
-// without a break. After a restart the time comes from the node's soft
-// taint, so the unneeded time is not started over.
-func (l *NodeLoop) trackUnneeded(now time.Time, plan *scaledown.Plan, nodes map[string]*corev1.Node) {
-	since := make(map[string]time.Time, len(plan.Unneeded))
-	for _, u := range plan.Unneeded {
-		t, ok := l.unneededSince[u.Node]
-		if !ok {
-			t = now
-			if n := nodes[u.Node]; n != nil {
-				if tainted, found := taintValueTime(n, scaledown.DeletionCandidateTaint); found && !tainted.IsZero() && tainted.Before(now) {
-					t = tainted
-				}
-			}
-		}
-		since[u.Node] = t
-	}
-	l.unneededSince = since
-	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
-	l.cfg.Metrics.ca.unneededNodesCount.Set(float64(len(plan.Unneeded)))
 }
 
 // softTaint puts the PreferNoSchedule deletion candidate taint on unneeded
@@ -272,98 +308,6 @@ func (l *NodeLoop) softTaintNode(n *corev1.Node, unneeded bool, busy map[string]
 		Removing: busy[n.Name] || hasTaint(n, scaledown.ToBeDeletedTaint)}
 }
 
-// scaleDownCooldown says why scale-down must wait, or "".
-func (l *NodeLoop) scaleDownCooldown(now time.Time, report *iterationReport) string {
-	if report.scaledUp {
-		return "a scale-up was requested in this iteration"
-	}
-	for _, c := range l.cooldowns() {
-		if !c.since.IsZero() && now.Before(c.since.Add(c.delay)) {
-			return c.why
-		}
-	}
-	return ""
-}
-
-// cooldown is one of scale-down's waits: delay after the last event since.
-type cooldown struct {
-	since time.Time
-	delay time.Duration
-	why   string
-}
-
-// cooldowns are scale-down's waits after a scale-up, a removal and a failed
-// removal.
-func (l *NodeLoop) cooldowns() []cooldown {
-	lastDelete, lastFailure := l.actuator.times()
-	sd := l.opts.ScaleDown
-	return []cooldown{
-		{l.lastScaleUp, sd.DelayAfterAdd, "--scale-down-delay-after-add since the last scale-up"},
-		{lastDelete, sd.DelayAfterDelete, "--scale-down-delay-after-delete since the last removal"},
-		{lastFailure, sd.DelayAfterFailure, "--scale-down-delay-after-failure since the last failed removal"},
-	}
-}
-
-// startRemovals starts removing the nodes unneeded (or unready) for long
-// enough, empty ones first, within the parallelism budgets and the cluster's
-// minimum cores and memory.
-func (l *NodeLoop) startRemovals(o *observation, plan *scaledown.Plan, nodes map[string]*corev1.Node) []string {
-	sd := l.opts.ScaleDown
-	all, drains := l.actuator.counts()
-	budget, drainBudget := sd.MaxParallelism-all, sd.MaxDrainParallelism-drains
-	cores, memory := clusterCapacity(o.nodes)
-	var started []string
-	for _, u := range plan.Unneeded {
-		if budget <= 0 {
-			break
-		}
-		n, g := nodes[u.Node], o.group(u.Group)
-		if n == nil || g == nil || !l.unneededLongEnough(o, u) || (!u.Empty() && drainBudget <= 0) {
-			continue
-		}
-		c, m := n.Status.Capacity.Cpu().MilliValue(), n.Status.Capacity.Memory().Value()
-		if cores-c < sd.MinMilliCores || memory-m < sd.MinMemoryBytes {
-			continue
-		}
-		cores, memory = cores-c, memory-m
-		budget--
-		if !u.Empty() {
-			drainBudget--
-		}
-		kind := "underutilized"
-		switch {
-		case u.Unready:
-			kind = "unready"
-		case len(realPods(u.Pods.ToMove)) == 0:
-			kind = "empty"
-		}
-		l.actuator.start(l.lifetime, removal{node: n, group: g.group, pods: realPods(u.Pods.ToMove), daemonSet: u.Pods.DaemonSet, kind: kind})
-		started = append(started, u.Node)
-	}
-	return started
-}
-
-func (l *NodeLoop) unneededLongEnough(o *observation, u scaledown.Unneeded) bool {
-	due, ok := l.unneededDue(o, u)
-	return ok && !o.now.Before(due)
-}
-
-// unneededDue is when a node unneeded (or unready) since it was first seen
-// so will have been so long enough for its group; false when it is not
-// tracked as unneeded.
-func (l *NodeLoop) unneededDue(o *observation, u scaledown.Unneeded) (time.Time, bool) {
-	since, ok := l.unneededSince[u.Node]
-	if !ok {
-		return time.Time{}, false
-	}
-	opts := l.groupOptions(o, u.Group)
-	need := opts.ScaleDownUnneededTime
-	if u.Unready {
-		need = opts.ScaleDownUnreadyTime
-	}
-	return since.Add(need), true
-}
-
 // placeHeadroom puts the headroom pods on the free capacity of the
 // snapshot (forked by the caller), in an order of their own, and returns
 // what identifies the placement for the planner's memory: which pods, with
@@ -397,17 +341,6 @@ func (l *NodeLoop) placeHeadroom(ctx context.Context, pods []*corev1.Pod) (strin
 		h.Write([]byte(p + "\n"))
 	}
 	return fmt.Sprintf("headroom %d/%d %x", len(placed), len(pods), h.Sum64()), nil
-}
-
-// realPods drops the pictured pods: they have nothing to evict.
-func realPods(pods []*corev1.Pod) []*corev1.Pod {
-	out := make([]*corev1.Pod, 0, len(pods))
-	for _, p := range pods {
-		if !pictured(p) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func nodesByName(nodes []*corev1.Node) map[string]*corev1.Node {

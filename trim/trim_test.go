@@ -194,7 +194,11 @@ func podRequests(t *testing.T, p *corev1.Pod) int64 {
 
 // classify is the drain rules' verdict on p alone: its kind and blocker.
 func classify(p *corev1.Pod, opts scaledown.RuleOptions, now time.Time) string {
-	owners := func(string, metav1.OwnerReference) (bool, bool) { return true, true }
+	owners := scaledown.Owners{Kinds: scaledown.ControllerKinds(), Existing: map[scaledown.OwnerKey]bool{}}
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		owners.Kinds[ref.Kind] = true
+		owners.Existing[scaledown.OwnerKey{Kind: ref.Kind, Namespace: p.Namespace, Name: ref.Name}] = true
+	}
 	np := scaledown.ClassifyPods([]*corev1.Pod{p}, opts, owners, func(*corev1.Pod) bool { return false }, now)
 	switch {
 	case np.Blocker != nil:

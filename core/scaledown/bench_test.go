@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/tidal-autoscaler/tidal/benchgen"
 	"github.com/tidal-autoscaler/tidal/benchgen/benchload"
 )
@@ -38,23 +36,21 @@ func benchInputs(tb testing.TB, c *benchgen.Cluster) []Input {
 	for _, g := range c.NodeGroups {
 		groups[g.ID] = GroupSize{Target: g.TargetSize, Min: g.MinSize}
 	}
-	rs := map[string]bool{}
+	owners := Owners{Kinds: map[string]bool{"ReplicaSet": true}, Existing: map[OwnerKey]bool{}}
 	for _, r := range c.ReplicaSets {
-		rs[r.Namespace+"/"+r.Name] = true
+		owners.Existing[OwnerKey{Kind: "ReplicaSet", Namespace: r.Namespace, Name: r.Name}] = true
 	}
 	base := Input{
 		Checker: checker, Groups: groups, Now: time.Now(),
-		Owners: func(ns string, ref metav1.OwnerReference) (bool, bool) {
-			return rs[ns+"/"+ref.Name], ref.Kind == "ReplicaSet"
-		},
-		Rules:                       RuleOptions{SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true, SkipNodesWithCustomControllerPods: true},
-		IgnoreDaemonSetsUtilization: true,
+		Owners: owners,
+		Rules:  RuleOptions{SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true, SkipNodesWithCustomControllerPods: true},
 	}
 	ins := make([]Input, listerOrders)
 	for i := range ins {
 		ins[i] = base
 		for _, n := range benchgen.ListerOrder(r, c.Nodes) {
-			ins[i].Candidates = append(ins[i].Candidates, Candidate{Name: n.Name, Group: n.Labels[benchgen.LabelNodeGroup], Threshold: 0.5})
+			ins[i].Candidates = append(ins[i].Candidates, Candidate{Name: n.Name, Group: n.Labels[benchgen.LabelNodeGroup], Threshold: 0.5,
+				IgnoreDaemonSetsUtilization: true})
 		}
 	}
 	return ins

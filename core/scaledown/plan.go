@@ -41,6 +41,9 @@ type Candidate struct {
 	// one of GPU nodes, judged by their GPU requests alone.
 	Threshold    float64
 	GPUThreshold float64
+	// IgnoreDaemonSetsUtilization leaves DaemonSet pods out of its
+	// utilization (the flag, or the group's own option).
+	IgnoreDaemonSetsUtilization bool
 	// Unready nodes are candidates whatever their utilization.
 	Unready bool
 }
@@ -59,11 +62,8 @@ type Input struct {
 	// Deleting are nodes being removed already: no pod may move there.
 	Deleting []string
 	PDBs     []*policyv1.PodDisruptionBudget
-	Owners   OwnerExists
+	Owners   Owners
 	Rules    RuleOptions
-	// IgnoreDaemonSetsUtilization leaves DaemonSet pods out of
-	// utilization.
-	IgnoreDaemonSetsUtilization bool
 	// IgnoreMirrorPodsUtilization leaves mirror (static) pods out of
 	// utilization.
 	IgnoreMirrorPodsUtilization bool
@@ -129,8 +129,6 @@ func Decide(ctx context.Context, in Input) (*Plan, error) { return decide(ctx, i
 // PreFilter (and keys caches their equivalence keys for the next plan).
 func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Plan, error) {
 	in.Candidates = sortedCandidates(in.Candidates)
-	owners := map[string]ownerAnswer{}
-	in.Owners = recordOwners(in.Owners, owners)
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
@@ -148,7 +146,7 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 	if keys != nil {
 		keys.Sweep()
 	}
-	p.plan.reads = reads{owners: owners, madeAt: in.Now, until: p.until}
+	p.plan.reads = reads{madeAt: in.Now, until: p.until}
 	return p.plan, nil
 }
 
@@ -297,7 +295,7 @@ func (p *planner) order() []evaluated {
 // judged by their GPU requests and GPUThreshold, as in Cluster Autoscaler.
 func (p *planner) keeps(e *evaluated, ni *framework.NodeInfo) (Reason, string) {
 	threshold := e.Threshold
-	ig := Ignored{DaemonSets: p.in.IgnoreDaemonSetsUtilization, MirrorPods: p.in.IgnoreMirrorPodsUtilization}
+	ig := Ignored{DaemonSets: e.IgnoreDaemonSetsUtilization, MirrorPods: p.in.IgnoreMirrorPodsUtilization}
 	util, gpu := GPUUtilization(ni, ig)
 	if gpu {
 		threshold = e.GPUThreshold

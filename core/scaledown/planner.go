@@ -21,6 +21,7 @@ import (
 // candidates, group sizes, nodes being deleted, PDB budgets, rules and salt
 // (all compared whatever their order), the answers about pods' controllers,
 // and, for pods being deleted, which side of their grace period the time is.
+// The answers about pods' controllers are part of the input (Owners).
 // A loop where the cluster stands still then costs next to nothing.
 type Planner struct {
 	key  uint64
@@ -51,10 +52,10 @@ func (p *Planner) Plan(ctx context.Context, in Input) (plan *Plan, reused bool, 
 // inputKey hashes the plain part of the input, in an order of its own.
 func inputKey(in Input) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%p|v%d|l%d|%q|%+v|%v|%v|%v|%d|", in.Checker, in.Checker.Snapshot().Version(), in.Checker.ListerVersion(),
-		in.Salt, in.Rules, in.IgnoreDaemonSetsUtilization, in.IgnoreMirrorPodsUtilization, in.KeepUnready, in.MaxNonEmptyUnneeded)
+	fmt.Fprintf(h, "%p|v%d|l%d|%q|%+v|%v|%v|%d|", in.Checker, in.Checker.Snapshot().Version(), in.Checker.ListerVersion(),
+		in.Salt, in.Rules, in.IgnoreMirrorPodsUtilization, in.KeepUnready, in.MaxNonEmptyUnneeded)
 	for _, c := range sortedCandidates(in.Candidates) {
-		fmt.Fprintf(h, "%q,%q,%g,%g,%v;", c.Name, c.Group, c.Threshold, c.GPUThreshold, c.Unready)
+		fmt.Fprintf(h, "%q,%q,%g,%g,%v,%v;", c.Name, c.Group, c.Threshold, c.GPUThreshold, c.IgnoreDaemonSetsUtilization, c.Unready)
 	}
 	h.Write([]byte{'|'})
 	for _, id := range slices.Sorted(maps.Keys(in.Groups)) {
@@ -63,6 +64,10 @@ func inputKey(in Input) uint64 {
 	fmt.Fprintf(h, "|%q|", slices.Sorted(slices.Values(in.Deleting)))
 	for _, pdb := range sortedPDBs(in.PDBs) {
 		fmt.Fprintf(h, "%q/%q:%q:%d;", pdb.Namespace, pdb.Name, selectorString(pdb.Spec.Selector), pdb.Status.DisruptionsAllowed)
+	}
+	fmt.Fprintf(h, "|%v|", slices.Sorted(maps.Keys(in.Owners.Kinds)))
+	for _, k := range sortedOwners(in.Owners.Existing) {
+		fmt.Fprintf(h, "%q/%q/%q=%v;", k.Kind, k.Namespace, k.Name, in.Owners.Existing[k])
 	}
 	return h.Sum64()
 }
@@ -79,6 +84,13 @@ func sortedCandidates(cs []Candidate) []Candidate {
 	return slices.SortedFunc(slices.Values(cs), func(a, b Candidate) int { return cmp.Compare(a.Name, b.Name) })
 }
 
+// sortedOwners are the keys of owners in kind, namespace and name order.
+func sortedOwners(owners map[OwnerKey]bool) []OwnerKey {
+	return slices.SortedFunc(maps.Keys(owners), func(a, b OwnerKey) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+}
+
 // sortedPDBs is a copy of pdbs in namespace and name order.
 func sortedPDBs(pdbs []*policyv1.PodDisruptionBudget) []*policyv1.PodDisruptionBudget {
 	return slices.SortedFunc(slices.Values(pdbs), func(a, b *policyv1.PodDisruptionBudget) int {
@@ -86,46 +98,16 @@ func sortedPDBs(pdbs []*policyv1.PodDisruptionBudget) []*policyv1.PodDisruptionB
 	})
 }
 
-// reads is what a plan read besides the plain input: the answers about
-// pods' controllers, and the time, which matters only to pods being
-// deleted (long terminating ones hold nothing).
+// reads is what a plan read besides the hashed input: the time, which
+// matters only to pods being deleted (long terminating ones hold nothing).
 type reads struct {
-	owners map[string]ownerAnswer
 	// madeAt is the input's time; until, when set, the moment a pod being
 	// deleted passes its grace period and the plan no longer holds.
 	madeAt, until time.Time
 }
 
-type ownerAnswer struct {
-	namespace     string
-	ref           metav1.OwnerReference
-	exists, known bool
-}
-
-// hold tells whether the plan read the same from in: every controller
-// gives the same answer, and in's time is on the same side of every grace
-// period.
+// hold tells whether in's time is on the same side of every grace period
+// as the plan's.
 func (r reads) hold(in Input) bool {
-	if in.Now.Before(r.madeAt) || !r.until.IsZero() && in.Now.After(r.until) {
-		return false
-	}
-	for _, a := range r.owners {
-		if exists, known := in.Owners(a.namespace, a.ref); exists != a.exists || known != a.known {
-			return false
-		}
-	}
-	return true
-}
-
-// recordOwners wraps ask so that every answer is kept.
-func recordOwners(ask OwnerExists, answers map[string]ownerAnswer) OwnerExists {
-	return func(namespace string, ref metav1.OwnerReference) (bool, bool) {
-		key := namespace + "/" + ref.APIVersion + "/" + ref.Kind + "/" + ref.Name + "/" + string(ref.UID)
-		if a, ok := answers[key]; ok {
-			return a.exists, a.known
-		}
-		exists, known := ask(namespace, ref)
-		answers[key] = ownerAnswer{namespace: namespace, ref: ref, exists: exists, known: known}
-		return exists, known
-	}
+	return !in.Now.Before(r.madeAt) && (r.until.IsZero() || !in.Now.After(r.until))
 }

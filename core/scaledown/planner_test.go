@@ -43,10 +43,8 @@ func plannerCluster(t *testing.T) (*cluster, Input) {
 		Candidates: []Candidate{{Name: "a", Group: "g", Threshold: 0.5}, {Name: "b", Group: "g", Threshold: 0.5}, {Name: "c", Group: "h", Threshold: 0.5}},
 		Deleting:   []string{"x1", "x2"},
 		PDBs:       []*policyv1.PodDisruptionBudget{pdb("web", "web", 5), pdb("api", "api", 1)},
-		Owners: func(ns string, ref metav1.OwnerReference) (bool, bool) {
-			return c.owners[ref.Name], ref.Kind == "ReplicaSet"
-		},
-		Rules: RuleOptions{SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true, SkipNodesWithCustomControllerPods: true},
+		Owners:     c.ownerData(),
+		Rules:      RuleOptions{SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true, SkipNodesWithCustomControllerPods: true},
 	}
 	for i := range in.PDBs {
 		in.PDBs[i].ResourceVersion = "100"
@@ -128,7 +126,10 @@ func TestPlannerPlansAgainWhenAnythingItReadChanged(t *testing.T) {
 				t.Fatal("the checker never saw the new namespace")
 			}
 		}, ""},
-		{"a controller deleted", func(t *testing.T, c *cluster, in *Input) { c.owners["web"] = false }, "a BlockedByPod: pod default/web-"},
+		{"a controller deleted", func(t *testing.T, c *cluster, in *Input) {
+			c.owners["web"] = false
+			in.Owners = c.ownerData()
+		}, "a BlockedByPod: pod default/web-"},
 		{"a pod's grace period passed", func(t *testing.T, c *cluster, in *Input) { in.Now = passedGrace }, "unneeded c"},
 		{"the clock went back", func(t *testing.T, c *cluster, in *Input) { in.Now = now.Add(-time.Second) }, ""},
 		{"a threshold", func(t *testing.T, c *cluster, in *Input) { in.Candidates[0].Threshold = 0.1 }, "a NotUnderutilized"},
@@ -142,7 +143,7 @@ func TestPlannerPlansAgainWhenAnythingItReadChanged(t *testing.T) {
 		}, ""},
 		{"a PDB less", func(t *testing.T, c *cluster, in *Input) { in.PDBs = in.PDBs[1:] }, ""},
 		{"a rule", func(t *testing.T, c *cluster, in *Input) { in.Rules.SkipNodesWithCustomControllerPods = false }, ""},
-		{"DaemonSet utilization", func(t *testing.T, c *cluster, in *Input) { in.IgnoreDaemonSetsUtilization = true }, ""},
+		{"DaemonSet utilization", func(t *testing.T, c *cluster, in *Input) { in.Candidates[1].IgnoreDaemonSetsUtilization = true }, ""},
 		{"the salt", func(t *testing.T, c *cluster, in *Input) { in.Salt = "headroom 1/1" }, ""},
 	}
 	for _, tc := range cases {

@@ -75,9 +75,30 @@ type RuleOptions struct {
 	SkipNodesWithCustomControllerPods bool
 }
 
-// OwnerExists tells whether a pod's controller exists. known is false for
-// kinds the caller does not track.
-type OwnerExists func(namespace string, ref metav1.OwnerReference) (exists, known bool)
+// Owners are what the caller found of pods' controllers: the kinds it
+// looks up (Kinds), and which controllers of those kinds exist (Existing).
+type Owners struct {
+	Kinds    map[string]bool
+	Existing map[OwnerKey]bool
+}
+
+// OwnerKey names a controller.
+type OwnerKey struct{ Kind, Namespace, Name string }
+
+// ControllerKinds are the kinds of controllers whose pods a drain may move
+// (they are recreated elsewhere): Cluster Autoscaler's list.
+func ControllerKinds() map[string]bool {
+	return map[string]bool{"ReplicaSet": true, "ReplicationController": true, "StatefulSet": true, "Job": true}
+}
+
+// Exists tells whether a pod's controller exists; known is false for kinds
+// the caller does not look up.
+func (o Owners) Exists(namespace string, ref metav1.OwnerReference) (exists, known bool) {
+	if !o.Kinds[ref.Kind] {
+		return false, false
+	}
+	return o.Existing[OwnerKey{Kind: ref.Kind, Namespace: namespace, Name: ref.Name}], true
+}
 
 // NodePods sorts a node's pods by what a drain does with them.
 type NodePods struct {
@@ -91,7 +112,7 @@ type NodePods struct {
 
 // ClassifyPods applies the drainability rules, in Cluster Autoscaler's
 // order, to every pod of a node. hasPDB tells whether a PDB covers a pod.
-func ClassifyPods(pods []*corev1.Pod, opts RuleOptions, owners OwnerExists, hasPDB func(*corev1.Pod) bool, now time.Time) NodePods {
+func ClassifyPods(pods []*corev1.Pod, opts RuleOptions, owners Owners, hasPDB func(*corev1.Pod) bool, now time.Time) NodePods {
 	var out NodePods
 	for _, p := range pods {
 		switch kind, blocker := classify(p, opts, owners, hasPDB, now); kind {
@@ -118,7 +139,7 @@ const (
 	podBlocking
 )
 
-func classify(p *corev1.Pod, opts RuleOptions, owners OwnerExists, hasPDB func(*corev1.Pod) bool, now time.Time) (podKind, *Blocker) {
+func classify(p *corev1.Pod, opts RuleOptions, owners Owners, hasPDB func(*corev1.Pod) bool, now time.Time) (podKind, *Blocker) {
 	block := func(r BlockingReason, detail string) (podKind, *Blocker) {
 		return podBlocking, &Blocker{Pod: p, Reason: r, Detail: detail}
 	}
@@ -159,12 +180,12 @@ func leftBehind(p *corev1.Pod, now time.Time) (podKind, bool) {
 }
 
 // replicated checks the pod has a controller that will recreate it.
-func replicated(p *corev1.Pod, opts RuleOptions, owners OwnerExists) (BlockingReason, string) {
+func replicated(p *corev1.Pod, opts RuleOptions, owners Owners) (BlockingReason, string) {
 	ref := controllerOf(p)
 	if ref == nil {
 		return NotReplicated, "no controller would recreate it"
 	}
-	exists, known := owners(p.Namespace, *ref)
+	exists, known := owners.Exists(p.Namespace, *ref)
 	switch {
 	case known && !exists:
 		return ControllerNotFound, fmt.Sprintf("%s %s not found", ref.Kind, ref.Name)

@@ -76,18 +76,12 @@ func (c *cluster) pod(node, app, cpu string, edit func(*corev1.Pod)) *corev1.Pod
 func (c *cluster) input(candidates []string) Input {
 	var cands []Candidate
 	for _, n := range candidates {
-		cands = append(cands, Candidate{Name: n, Group: "g", Threshold: 0.5})
+		cands = append(cands, Candidate{Name: n, Group: "g", Threshold: 0.5, IgnoreDaemonSetsUtilization: true})
 	}
 	return Input{
 		Checker: c.checker, Candidates: cands, Groups: map[string]GroupSize{"g": {Target: 10, Min: 0}}, Now: now,
-		Owners: func(ns string, ref metav1.OwnerReference) (bool, bool) {
-			if ref.Kind != "ReplicaSet" {
-				return false, false
-			}
-			return c.owners[ref.Name], true
-		},
-		Rules:                       RuleOptions{SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true, SkipNodesWithCustomControllerPods: true},
-		IgnoreDaemonSetsUtilization: true,
+		Owners: c.ownerData(),
+		Rules:  RuleOptions{SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true, SkipNodesWithCustomControllerPods: true},
 	}
 }
 
@@ -287,4 +281,19 @@ func TestDeletingNodesReceiveNothing(t *testing.T) {
 	if !strings.HasPrefix(reasonOf(plan, "cand"), "NoPlaceToMovePods") {
 		t.Fatalf("the only other node is being deleted: %q", reasonOf(plan, "cand"))
 	}
+}
+
+// ownerData is what the node loop finds of the controllers of the pods in
+// the snapshot: ReplicaSets are looked up, and those in c.owners exist.
+func (c *cluster) ownerData() Owners {
+	o := Owners{Kinds: map[string]bool{"ReplicaSet": true}, Existing: map[OwnerKey]bool{}}
+	for _, ni := range c.snap.Infos() {
+		for _, pi := range ni.GetPods() {
+			p := pi.GetPod()
+			if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "ReplicaSet" && c.owners[ref.Name] {
+				o.Existing[OwnerKey{Kind: ref.Kind, Namespace: p.Namespace, Name: ref.Name}] = true
+			}
+		}
+	}
+	return o
 }
