@@ -168,6 +168,24 @@ func TestEmptyNodesFirstAndDaemonSetsIgnored(t *testing.T) {
 	}
 }
 
+// Each node follows its group's ignoredaemonsetsutilization option: a
+// node whose DaemonSet pod takes most of it is underutilized only where
+// DaemonSet pods are left out of utilization.
+func TestDaemonSetUtilizationPerGroup(t *testing.T) {
+	for _, ignore := range []bool{true, false} {
+		c := newCluster(t)
+		c.node("stay", "8")
+		c.node("agent-node", "4")
+		c.pod("agent-node", "agent", "3", func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "agent", Controller: ptr.To(true)}}
+		})
+		plan := c.plan([]string{"agent-node"}, func(in *Input) { in.Candidates[0].IgnoreDaemonSetsUtilization = ignore })
+		if got := len(plan.Unneeded) == 1; got != ignore {
+			t.Errorf("DaemonSet pods ignored: %v; unneeded %v, want %v (%s)", ignore, got, ignore, describe(plan))
+		}
+	}
+}
+
 func TestWhatKeepsANode(t *testing.T) {
 	tests := []struct {
 		name string
