@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
@@ -57,7 +58,7 @@ type actuatorDeps struct {
 	events     *eventDeduper
 	status     *statusWriter
 	clock      clock.Clock
-	opts       ScaleDownOptions
+	opts       config.ScaleDownOptions
 	metrics    *Metrics
 }
 

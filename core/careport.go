@@ -22,9 +22,9 @@ func (p *publisher) setCAGauges(r *iterationReport) {
 	cores, memory := clusterCapacity(notBeingDeleted(o.nodes))
 	m.cpuCurrentCores.Set(float64(cores / 1000))
 	m.memoryCurrentBytes.Set(float64(memory))
-	m.cpuLimitsCores.WithLabelValues(caMinimum).Set(float64(p.opts.ScaleDown.MinMilliCores / 1000))
+	m.cpuLimitsCores.WithLabelValues(caMinimum).Set(float64(p.opts.MinMilliCores / 1000))
 	m.cpuLimitsCores.WithLabelValues(caMaximum).Set(float64(p.opts.MaxMilliCores / 1000))
-	m.memoryLimitsBytes.WithLabelValues(caMinimum).Set(float64(p.opts.ScaleDown.MinMemoryBytes))
+	m.memoryLimitsBytes.WithLabelValues(caMinimum).Set(float64(p.opts.MinMemoryBytes))
 	m.memoryLimitsBytes.WithLabelValues(caMaximum).Set(float64(p.opts.MaxMemoryBytes))
 	m.pendingNodeDeletions.Set(float64(len(r.removing)))
 	if m.perNodeGroup != nil {

@@ -14,8 +14,25 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/klog/v2"
 
+	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
+
+// EvictionRetryInterval is how long an eviction that a PodDisruptionBudget
+// refused (429) waits before it is tried again, until --max-pod-eviction-time
+// passes; kubectl drain waits the same 5 s.
+const EvictionRetryInterval = 5 * time.Second
+
+// podGonePollInterval is how often a drain looks whether its evicted pods
+// are gone.
+const podGonePollInterval = time.Second
+
+// daemonSetEviction is which removals evict DaemonSet pods, best-effort,
+// before the node goes (--daemonset-eviction-for-occupied-nodes,
+// --daemonset-eviction-for-empty-nodes).
+func daemonSetEviction(o config.ScaleDownOptions) scaledown.DaemonSetEviction {
+	return scaledown.DaemonSetEviction{OccupiedNodes: o.DaemonSetEvictionForOccupiedNodes, EmptyNodes: o.DaemonSetEvictionForEmptyNodes}
+}
 
 // drainAndDelete runs a removal once its node is tainted: it waits
 // --node-delete-delay-after-taint, so the scheduler has seen the taint,
@@ -88,7 +105,7 @@ func (a *actuator) drain(ctx context.Context, r removal) error {
 // evict asks the API server to evict p, retrying refusals until deadline
 // when retry is set. It returns when the eviction was accepted.
 func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, retry bool) (time.Time, error) {
-	grace := int64(a.opts.MaxGracefulTermination.Seconds())
+	grace := int64(a.opts.MaxGracefulTerminationSec)
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < grace {
 		grace = *g
 	}
@@ -120,19 +137,19 @@ func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time,
 		select {
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, ctx.Err())
-		case <-a.clock.After(a.opts.EvictionRetryInterval):
+		case <-a.clock.After(EvictionRetryInterval):
 		}
 	}
 }
 
-// waitGone waits, looking every PodGonePollInterval, until each evicted pod
+// waitGone waits, looking every podGonePollInterval, until each evicted pod
 // is gone or has had --max-graceful-termination-sec (plus headroom) since
 // its eviction. Only a pod known gone counts as gone: see presence.
 func (a *actuator) waitGone(ctx context.Context, evicted []scaledown.Evicted) error {
 	left := evicted
 	for {
 		left = a.notGone(ctx, left)
-		waiting, overdue := scaledown.Overdue(left, a.clock.Now(), a.opts.MaxGracefulTermination)
+		waiting, overdue := scaledown.Overdue(left, a.clock.Now(), time.Duration(a.opts.MaxGracefulTerminationSec)*time.Second)
 		if len(waiting) == 0 {
 			if len(overdue) > 0 {
 				klog.FromContext(ctx).Info("Evicted pods not known gone after the longest grace period; the node goes anyway",
@@ -144,7 +161,7 @@ func (a *actuator) waitGone(ctx context.Context, evicted []scaledown.Evicted) er
 		case <-ctx.Done():
 			p := waiting[0].Pod
 			return fmt.Errorf("%d evicted pod(s) not known gone, e.g. %s/%s: %w", len(waiting), p.Namespace, p.Name, ctx.Err())
-		case <-a.clock.After(a.opts.PodGonePollInterval):
+		case <-a.clock.After(podGonePollInterval):
 		}
 	}
 }
@@ -184,7 +201,7 @@ func (a *actuator) presence(ctx context.Context, p *corev1.Pod, synced bool) sca
 // evictDaemonSetPods evicts DaemonSet pods once each, without waiting.
 func (a *actuator) evictDaemonSetPods(ctx context.Context, r removal) {
 	for _, p := range r.daemonSet {
-		if !a.opts.DaemonSetEviction.Evicts(p, r.empty()) {
+		if !daemonSetEviction(a.opts).Evicts(p, r.empty()) {
 			continue
 		}
 		if _, err := a.evict(ctx, p, time.Time{}, false); err != nil {

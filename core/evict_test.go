@@ -16,6 +16,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	testclock "k8s.io/utils/clock/testing"
+
+	"github.com/tidal-autoscaler/tidal/config"
 )
 
 // An eviction answered 409 Conflict is an eviction only when the pod was
@@ -44,7 +46,7 @@ func TestEvictionConflictIsNoEvictionWhileThePodStays(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := newActuator(actuatorDeps{client: client, pods: corelisters.NewPodLister(indexer), podsSynced: func() bool { return true },
-				clock: testclock.NewFakeClock(time.Now()), metrics: NewMetrics(prometheus.NewRegistry(), false), opts: ScaleDownOptions{MaxGracefulTermination: time.Minute}})
+				clock: testclock.NewFakeClock(time.Now()), metrics: NewMetrics(prometheus.NewRegistry(), false), opts: config.ScaleDownOptions{MaxGracefulTerminationSec: 60}})
 			_, err := a.evict(context.Background(), pod, time.Now(), false)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("evict: error %v, want an error: %v", err, tt.wantErr)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
-	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
 // Options are the node loop's settings, taken from flags.
@@ -42,11 +41,18 @@ type Options struct {
 	// serves a group that no longer has a good node.
 	NodeInfoCacheExpireTime time.Duration
 
+	// MinMilliCores and MinMemoryBytes: removals never take the cluster
+	// below these totals.
+	MinMilliCores  int64
+	MinMemoryBytes int64
+
 	ClusterState clusterstate.Options
 	// Taints says which taints mark a node still starting (not ready) or
 	// held (ready, taking no pods), and which taints templates leave out.
-	Taints    clusterstate.Taints
-	ScaleDown ScaleDownOptions
+	Taints clusterstate.Taints
+	// ScaleDown are the scale-down flags as they are (one definition, in
+	// config).
+	ScaleDown config.ScaleDownOptions
 
 	WriteStatusConfigMap   bool
 	StatusConfigMapName    string
@@ -61,61 +67,14 @@ type Options struct {
 	ClusterAutoscalerLeaseNamespace, ClusterAutoscalerLeaseName string
 }
 
-// ScaleDownOptions are the scale-down settings, Cluster Autoscaler's names.
-type ScaleDownOptions struct {
-	Enabled              bool
-	UtilizationThreshold float64
-	UnneededTime         time.Duration
-	UnreadyTime          time.Duration
-	// KeepUnready keeps unready nodes (--scale-down-unready-enabled=false).
-	KeepUnready bool
-	// GPUUtilizationThreshold is the threshold of nodes with GPUs, judged
-	// by GPU requests alone.
-	GPUUtilizationThreshold float64
-	// MaxNonEmptyUnneeded: --scale-down-non-empty-candidates-count.
-	MaxNonEmptyUnneeded int
-	DelayAfterAdd       time.Duration
-	DelayAfterDelete    time.Duration
-	DelayAfterFailure   time.Duration
-
-	IgnoreDaemonSetsUtilization       bool
-	IgnoreMirrorPodsUtilization       bool
-	SkipNodesWithSystemPods           bool
-	SkipNodesWithLocalStorage         bool
-	SkipNodesWithCustomControllerPods bool
-
-	// MaxParallelism bounds removals in progress; MaxDrainParallelism the
-	// non-empty ones among them.
-	MaxParallelism         int
-	MaxDrainParallelism    int
-	MaxGracefulTermination time.Duration
-	MaxPodEvictionTime     time.Duration
-	// EvictionRetryInterval is how long an eviction refused by a PDB waits
-	// before it is tried again.
-	EvictionRetryInterval time.Duration
-	// CordonNodeBeforeTerminating cordons a node along with its deletion
-	// taint.
-	CordonNodeBeforeTerminating bool
-	// PodGonePollInterval is how often a drain looks whether its evicted
-	// pods are gone.
-	PodGonePollInterval time.Duration
-	// MaxBulkSoftTaint and MaxBulkSoftTaintTime bound the DeletionCandidate
-	// taints written (put or taken off) in one iteration.
-	MaxBulkSoftTaint     int
-	MaxBulkSoftTaintTime time.Duration
-	// NodeDeleteDelayAfterTaint: a removal waits this long after its taint
-	// before it reads the node's pods again, so the scheduler has seen the
-	// taint and any pod it bound meanwhile is found.
-	NodeDeleteDelayAfterTaint time.Duration
-	// DaemonSetEviction: which removals evict DaemonSet pods, best-effort,
-	// before the node goes.
-	DaemonSetEviction scaledown.DaemonSetEviction
-
-	// MinMilliCores and MinMemoryBytes: removals never take the cluster
-	// below these totals.
-	MinMilliCores  int64
-	MinMemoryBytes int64
-}
+// A run triggered by a new unschedulable pod waits until no other came for
+// TriggerDebounce, or TriggerDebounceMax passed since the first: a burst of
+// pods created together (a Deployment scaled up) is one decision, and the
+// first pod still waits under a second.
+const (
+	TriggerDebounce    = 250 * time.Millisecond
+	TriggerDebounceMax = 800 * time.Millisecond
+)
 
 // OptionsFromConfig maps the flags onto the node loop's options.
 func OptionsFromConfig(o *config.Options) Options {
@@ -129,7 +88,7 @@ func OptionsFromConfig(o *config.Options) Options {
 	return Options{
 		StatusLayout: o.Coexist.StatusLayout, ClusterAutoscalerLeaseNamespace: caNamespace, ClusterAutoscalerLeaseName: caName,
 		Namespace: o.Namespace, ScanInterval: o.ScanInterval,
-		Debounce: 250 * time.Millisecond, DebounceMax: 800 * time.Millisecond, RunTimeout: config.NodeLoopIterationTimeout,
+		Debounce: TriggerDebounce, DebounceMax: TriggerDebounceMax, RunTimeout: config.NodeLoopIterationTimeout,
 		Expander: su.Expander, MaxNodesTotal: su.MaxNodesTotal, MaxNodesPerScaleUp: su.MaxNodesPerScaleUp,
 		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
 		MaxNodeGroupBinpackingTime: su.MaxNodeGroupBinpackingTime,
@@ -142,19 +101,6 @@ func OptionsFromConfig(o *config.Options) Options {
 		},
 		Taints:               clusterstate.Taints{Startup: slices.Concat(o.Taints.StartupTaints, o.Taints.IgnoreTaints), Status: o.Taints.StatusTaints},
 		WriteStatusConfigMap: su.WriteStatusConfigMap, StatusConfigMapName: su.StatusConfigMapName, RecordDuplicatedEvents: su.RecordDuplicatedEvents,
-		ScaleDown: ScaleDownOptions{
-			Enabled: sd.Enabled, UtilizationThreshold: sd.UtilizationThreshold, UnneededTime: sd.UnneededTime, UnreadyTime: sd.UnreadyTime,
-			KeepUnready: !sd.UnreadyEnabled, GPUUtilizationThreshold: sd.GPUUtilizationThreshold, MaxNonEmptyUnneeded: sd.NonEmptyCandidatesCount,
-			DelayAfterAdd: sd.DelayAfterAdd, DelayAfterDelete: sd.DelayAfterDelete, DelayAfterFailure: sd.DelayAfterFailure,
-			IgnoreDaemonSetsUtilization: sd.IgnoreDaemonSetsUtilization,
-			IgnoreMirrorPodsUtilization: sd.IgnoreMirrorPodsUtilization, SkipNodesWithSystemPods: sd.SkipNodesWithSystemPods,
-			SkipNodesWithLocalStorage: sd.SkipNodesWithLocalStorage, SkipNodesWithCustomControllerPods: sd.SkipNodesWithCustomControllerPods,
-			MaxParallelism: sd.MaxParallelism, MaxDrainParallelism: sd.MaxDrainParallelism,
-			MaxGracefulTermination: time.Duration(sd.MaxGracefulTerminationSec) * time.Second, MaxPodEvictionTime: sd.MaxPodEvictionTime,
-			EvictionRetryInterval: 5 * time.Second, CordonNodeBeforeTerminating: sd.CordonNodeBeforeTerminating, PodGonePollInterval: time.Second,
-			MaxBulkSoftTaint: sd.MaxBulkSoftTaintCount, MaxBulkSoftTaintTime: sd.MaxBulkSoftTaintTime,
-			NodeDeleteDelayAfterTaint: sd.NodeDeleteDelayAfterTaint, DaemonSetEviction: scaledown.DaemonSetEviction{OccupiedNodes: sd.DaemonSetEvictionForOccupiedNodes, EmptyNodes: sd.DaemonSetEvictionForEmptyNodes},
-			MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
-		},
+		ScaleDown: sd, MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
 	}
 }

@@ -22,12 +22,12 @@ func TestTaintFlagsReachTheNodeLoop(t *testing.T) {
 func TestScaleDownCAFlagsReachTheNodeLoop(t *testing.T) {
 	o := config.NewOptions()
 	sd := OptionsFromConfig(o).ScaleDown
-	if sd.KeepUnready || sd.GPUUtilizationThreshold != 0.5 || sd.MaxNonEmptyUnneeded != 0 || sd.IgnoreDaemonSetsUtilization {
+	if !sd.UnreadyEnabled || sd.GPUUtilizationThreshold != 0.5 || sd.NonEmptyCandidatesCount != 0 || sd.IgnoreDaemonSetsUtilization {
 		t.Fatalf("defaults %+v: want unready nodes removed, GPU threshold 0.5, no limit of non-empty candidates, DaemonSets counted", sd)
 	}
 	o.ScaleDown.UnreadyEnabled, o.ScaleDown.GPUUtilizationThreshold, o.ScaleDown.NonEmptyCandidatesCount = false, 0.2, 5
 	sd = OptionsFromConfig(o).ScaleDown
-	if !sd.KeepUnready || sd.GPUUtilizationThreshold != 0.2 || sd.MaxNonEmptyUnneeded != 5 {
+	if sd.UnreadyEnabled || sd.GPUUtilizationThreshold != 0.2 || sd.NonEmptyCandidatesCount != 5 {
 		t.Fatalf("options %+v: flags not taken", sd)
 	}
 }

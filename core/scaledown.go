@@ -99,7 +99,7 @@ func (l *NodeLoop) removalInput(o *observation, plan *scaledown.Plan, report *it
 		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: report.scaledUp, LastScaleUp: l.lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
 		Delays:      scaledown.Delays{AfterAdd: sd.DelayAfterAdd, AfterDelete: sd.DelayAfterDelete, AfterFailure: sd.DelayAfterFailure},
 		Parallelism: sd.MaxParallelism - all, DrainParallelism: sd.MaxDrainParallelism - drains,
-		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: sd.MinMilliCores, Memory: sd.MinMemoryBytes},
+		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: l.opts.MinMilliCores, Memory: l.opts.MinMemoryBytes},
 		Pictured: map[types.UID]bool{}, Now: o.now}
 	for _, g := range o.groups {
 		own := l.groupOptions(o, g.group.Id())
@@ -148,7 +148,7 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 			SkipNodesWithLocalStorage:         l.opts.ScaleDown.SkipNodesWithLocalStorage,
 			SkipNodesWithCustomControllerPods: l.opts.ScaleDown.SkipNodesWithCustomControllerPods},
 		IgnoreMirrorPodsUtilization: l.opts.ScaleDown.IgnoreMirrorPodsUtilization,
-		KeepUnready:                 l.opts.ScaleDown.KeepUnready, MaxNonEmptyUnneeded: l.opts.ScaleDown.MaxNonEmptyUnneeded,
+		KeepUnready:                 !l.opts.ScaleDown.UnreadyEnabled, MaxNonEmptyUnneeded: l.opts.ScaleDown.NonEmptyCandidatesCount,
 	}
 	for _, g := range o.groups {
 		if g.problem == "" {
@@ -252,7 +252,7 @@ func (l *NodeLoop) ownerExists(ns string, ref metav1.OwnerReference) (exists, kn
 // iterations.
 func (l *NodeLoop) softTaint(ctx context.Context, plan *scaledown.Plan, nodes map[string]*corev1.Node) {
 	remove, add := scaledown.SoftTaintChanges(l.softTaintNodes(plan, nodes))
-	budget := scaledown.NewBudget(l.opts.ScaleDown.MaxBulkSoftTaint, l.clock.Now(), l.opts.ScaleDown.MaxBulkSoftTaintTime)
+	budget := scaledown.NewBudget(l.opts.ScaleDown.MaxBulkSoftTaintCount, l.clock.Now(), l.opts.ScaleDown.MaxBulkSoftTaintTime)
 	done := l.writeWithin(ctx, budget, remove, "remove", func(name string) error {
 		return removeTaint(ctx, l.cfg.Client, name, scaledown.DeletionCandidateTaint)
 	})
