@@ -37,12 +37,12 @@ func newAheadLoop(ahead bool) *aheadLoop {
 	a.NodeLoop = &NodeLoop{
 		opts:  Options{ProvisionAhead: ahead, ExpendablePodsPriorityCutoff: -10},
 		clock: a.clock, urgent: make(chan struct{}, 1), ahead: newExpectations(),
-		pods: corelisters.NewPodLister(a.pods), statefulSets: appslisters.NewStatefulSetLister(a.statefulSets),
+		pods:   corelisters.NewPodLister(a.pods),
 		events: newEventDeduper(a.recorder, a.clock, false),
 	}
 	l := a.NodeLoop
 	l.observer = &observer{clock: l.clock, opts: l.opts, ahead: l.ahead, events: l.events, pods: l.pods,
-		deployments: appslisters.NewDeploymentLister(a.deployments), statefulSets: l.statefulSets}
+		deployments: appslisters.NewDeploymentLister(a.deployments), statefulSets: appslisters.NewStatefulSetLister(a.statefulSets)}
 	return a
 }
 

@@ -19,10 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
-	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -56,14 +53,9 @@ type NodeLoop struct {
 	clock clock.WithTicker
 	chain *expander.Chain
 
-	pods         corelisters.PodLister
-	nodes        corelisters.NodeLister
-	replicaSets  appslisters.ReplicaSetLister
-	statefulSets appslisters.StatefulSetLister
-	rcs          corelisters.ReplicationControllerLister
-	jobs         batchlisters.JobLister
-	pdbs         policylisters.PodDisruptionBudgetLister
-	configMaps   *configMapSource
+	pods       corelisters.PodLister
+	nodes      corelisters.NodeLister
+	configMaps *configMapSource
 	// handlers are the loop's informer event handlers.
 	handlers []cache.ResourceEventHandlerRegistration
 
@@ -134,16 +126,13 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	pods := cfg.Factory.Core().V1().Pods()
 	nodes := cfg.Factory.Core().V1().Nodes()
 	l.pods, l.nodes = pods.Lister(), nodes.Lister()
-	l.replicaSets = cfg.Factory.Apps().V1().ReplicaSets().Lister()
-	l.statefulSets = cfg.Factory.Apps().V1().StatefulSets().Lister()
-	l.rcs = cfg.Factory.Core().V1().ReplicationControllers().Lister()
-	l.jobs = cfg.Factory.Batch().V1().Jobs().Lister()
-	l.pdbs = cfg.Factory.Policy().V1().PodDisruptionBudgets().Lister()
 	l.lifetime = ctx
 	l.observer = &observer{cloud: cfg.Cloud, clock: cfg.Clock, metrics: cfg.Metrics, opts: l.opts, live: l.live,
 		ahead: l.ahead, events: l.events, templates: map[string]groupTemplateState{},
 		pods: l.pods, daemonSets: cfg.Factory.Apps().V1().DaemonSets().Lister(),
-		deployments: cfg.Factory.Apps().V1().Deployments().Lister(), statefulSets: l.statefulSets}
+		deployments: cfg.Factory.Apps().V1().Deployments().Lister(), statefulSets: cfg.Factory.Apps().V1().StatefulSets().Lister(),
+		replicaSets: cfg.Factory.Apps().V1().ReplicaSets().Lister(), rcs: cfg.Factory.Core().V1().ReplicationControllers().Lister(),
+		jobs: cfg.Factory.Batch().V1().Jobs().Lister(), pdbs: cfg.Factory.Policy().V1().PodDisruptionBudgets().Lister()}
 	for _, h := range []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler

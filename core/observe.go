@@ -8,9 +8,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -41,6 +44,10 @@ type observer struct {
 	daemonSets   appslisters.DaemonSetLister
 	deployments  appslisters.DeploymentLister
 	statefulSets appslisters.StatefulSetLister
+	replicaSets  appslisters.ReplicaSetLister
+	rcs          corelisters.ReplicationControllerLister
+	jobs         batchlisters.JobLister
+	pdbs         policylisters.PodDisruptionBudgetLister
 }
 
 // observation is one iteration's view of the cluster and the cloud.
@@ -66,6 +73,8 @@ type observation struct {
 	// groupOfNode maps node names to their group's ID ("" for nodes of no
 	// group).
 	groupOfNode map[string]string
+	// pdbs are the cluster's PodDisruptionBudgets.
+	pdbs []*policyv1.PodDisruptionBudget
 }
 
 type groupObservation struct {
@@ -128,6 +137,9 @@ func (ob *observer) observe(ctx context.Context) (*observation, error) {
 	o.pending = append(o.pending, ob.aheadPods(o.now)...)
 	o.headroom = ob.headroomPods()
 	o.pending = append(o.pending, o.headroom...)
+	if o.pdbs, err = ob.pdbs.List(labels.Everything()); err != nil {
+		return nil, fmt.Errorf("%w: list pod disruption budgets: %v", errAPI, err)
+	}
 	daemonSets, err := ob.daemonSets.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("%w: list daemonsets: %v", errAPI, err)

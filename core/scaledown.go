@@ -3,14 +3,12 @@ package core
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -80,7 +78,7 @@ func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, sd *scaleD
 	if in.Salt, err = l.placeHeadroom(ctx, o.headroom); err != nil {
 		return nil, err
 	}
-	in.Owners = l.owners(in.Candidates)
+	in.Owners = l.observer.owners(snap, in.Candidates)
 	plan, reused, err := l.sdPlanner.Plan(ctx, in)
 	if err != nil {
 		return nil, err
@@ -173,11 +171,7 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 				Unready: !o.ready(n.Name)})
 		}
 	}
-	pdbs, err := l.pdbs.List(labels.Everything())
-	if err != nil {
-		return in, errors.Join(errAPI, err)
-	}
-	in.PDBs = pdbs
+	in.PDBs = o.pdbs
 	return in, nil
 }
 
@@ -199,49 +193,6 @@ func (l *NodeLoop) groupOptions(o *observation, id string) cloudprovider.NodeGro
 		return *own
 	}
 	return def
-}
-
-// owners looks up the controllers of the candidates' pods (of the kinds a
-// drain may move) in the informers: the plan reads them as data.
-func (l *NodeLoop) owners(candidates []scaledown.Candidate) scaledown.Owners {
-	out := scaledown.Owners{Kinds: scaledown.ControllerKinds(), Existing: map[scaledown.OwnerKey]bool{}}
-	snap := l.checker.Snapshot()
-	for _, c := range candidates {
-		ni := snap.NodeInfo(c.Name)
-		if ni == nil {
-			continue
-		}
-		for _, pi := range ni.GetPods() {
-			p := pi.GetPod()
-			ref := metav1.GetControllerOf(p)
-			if ref == nil || !out.Kinds[ref.Kind] {
-				continue
-			}
-			key := scaledown.OwnerKey{Kind: ref.Kind, Namespace: p.Namespace, Name: ref.Name}
-			if _, seen := out.Existing[key]; !seen {
-				out.Existing[key], _ = l.ownerExists(p.Namespace, *ref)
-			}
-		}
-	}
-	return out
-}
-
-// ownerExists looks a pod's controller up in the informers.
-func (l *NodeLoop) ownerExists(ns string, ref metav1.OwnerReference) (exists, known bool) {
-	var err error
-	switch ref.Kind {
-	case "ReplicaSet":
-		_, err = l.replicaSets.ReplicaSets(ns).Get(ref.Name)
-	case "ReplicationController":
-		_, err = l.rcs.ReplicationControllers(ns).Get(ref.Name)
-	case "StatefulSet":
-		_, err = l.statefulSets.StatefulSets(ns).Get(ref.Name)
-	case "Job":
-		_, err = l.jobs.Jobs(ns).Get(ref.Name)
-	default:
-		return false, false
-	}
-	return err == nil, true
 }
 
 // softTaint puts the PreferNoSchedule deletion candidate taint on unneeded
