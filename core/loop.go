@@ -27,8 +27,6 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
-	"github.com/tidal-autoscaler/tidal/core/scaledown"
-	"github.com/tidal-autoscaler/tidal/core/scaleup"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 	"github.com/tidal-autoscaler/tidal/simulator/factorylisters"
@@ -67,21 +65,17 @@ type NodeLoop struct {
 	prio    *priorityConfig
 	rival   *rivalWatch
 
-	ahead         *expectations
-	waiters       *waiters
-	suMemory      scaleup.Memory
-	sdPlanner     scaledown.Planner
-	actuator      *actuator
-	observer      *observer
-	publisher     *publisher
-	unneededSince map[string]time.Time
+	ahead     *expectations
+	waiters   *waiters
+	actuator  *actuator
+	observer  *observer
+	publisher *publisher
 	// scaleDownDue is when an unneeded node will be due for removal (zero:
 	// none); the loop wakes then instead of at its next scan.
 	scaleDownDue time.Time
 	// recheck, when set, is how soon to decide again for pending pods the
 	// last decision placed on ready nodes (see nextRecheck).
-	recheck     time.Duration
-	lastScaleUp time.Time
+	recheck time.Duration
 
 	// lifetime is Run's context: removals in the background end with it.
 	lifetime     context.Context
@@ -93,10 +87,8 @@ type NodeLoop struct {
 	// errorsReported maps node groups to when the cloud told of their
 	// failed launches, for the log.
 	errorsReported sync.Map
-	// unfinished are the keys of the pod groups the last scale-up
-	// decision left for lack of time.
-	unfinished map[string]bool
-	rnd        *rand.Rand
+	// mem is what the decisions carry from one iteration to the next.
+	mem memory
 }
 
 // NewNodeLoop builds the loop and registers its informers on cfg.Factory,
@@ -115,7 +107,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		state:   clusterstate.New(cfg.Options.ClusterState),
 		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
 		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
-		rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c)),
+		mem: memory{rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c))},
 	}
 	// GPU nodes are ready once their GPUs are, by the provider's label.
 	if cfg.Cloud != nil {
@@ -410,7 +402,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 			report.groups[g.ID] = g
 		}
 		report.removing, _ = l.actuator.deleting()
-		report.unneededSince = l.unneededSince
+		report.unneededSince = l.mem.unneeded
 		l.publisher.publish(ctx, report)
 	}()
 	if !health.Healthy {
@@ -425,5 +417,3 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	}
 	return l.scaleDown(ctx, obs, report)
 }
-
-func (l *NodeLoop) rand() *rand.Rand { return l.rnd }

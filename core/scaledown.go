@@ -43,7 +43,7 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 	}
 	l.cfg.Metrics.observe("scaleDown:plan", l.clock.Since(start))
 	nodes := nodesByName(o.nodes)
-	l.unneededSince = scaledown.Track(l.unneededSince, plan, taintedSince(plan, nodes), o.now)
+	l.mem.unneeded = scaledown.Track(l.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
 	l.cfg.Metrics.ca.unneededNodesCount.Set(float64(len(plan.Unneeded)))
 	l.softTaint(ctx, plan, nodes)
@@ -79,7 +79,7 @@ func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, sd *scaleD
 		return nil, err
 	}
 	in.Owners = l.observer.owners(snap, in.Candidates)
-	plan, reused, err := l.sdPlanner.Plan(ctx, in)
+	plan, reused, err := l.mem.scaleDown.Plan(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +93,8 @@ func (l *NodeLoop) removalInput(o *observation, plan *scaledown.Plan, report *it
 	sd := l.opts.ScaleDown
 	all, drains := l.actuator.counts()
 	lastDelete, lastFailure := l.actuator.times()
-	in := scaledown.RemovalInput{Plan: plan, Tracking: l.unneededSince, Groups: map[string]scaledown.Times{},
-		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: report.scaledUp, LastScaleUp: l.lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
+	in := scaledown.RemovalInput{Plan: plan, Tracking: l.mem.unneeded, Groups: map[string]scaledown.Times{},
+		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: report.scaledUp, LastScaleUp: l.mem.lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
 		Delays:      scaledown.Delays{AfterAdd: sd.DelayAfterAdd, AfterDelete: sd.DelayAfterDelete, AfterFailure: sd.DelayAfterFailure},
 		Parallelism: sd.MaxParallelism - all, DrainParallelism: sd.MaxDrainParallelism - drains,
 		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: l.opts.MinMilliCores, Memory: l.opts.MinMemoryBytes},
@@ -208,7 +208,7 @@ func (l *NodeLoop) softTaint(ctx context.Context, plan *scaledown.Plan, nodes ma
 		return removeTaint(ctx, l.cfg.Client, name, scaledown.DeletionCandidateTaint)
 	})
 	done += l.writeWithin(ctx, budget, add, "add", func(name string) error {
-		return addTaint(ctx, l.cfg.Client, name, deletionCandidate(l.unneededSince[name]))
+		return addTaint(ctx, l.cfg.Client, name, deletionCandidate(l.mem.unneeded[name]))
 	})
 	if left := len(remove) + len(add) - done; left > 0 {
 		klog.FromContext(ctx).V(2).Info("Soft-taint budget spent; the other nodes wait for the next iterations", "written", done, "left", left)

@@ -21,7 +21,7 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 	if len(pods) == 0 {
 		return nil
 	}
-	podGroups := scaleup.OrderGroups(l.keys.Group(pods), l.unfinished)
+	podGroups := scaleup.OrderGroups(l.keys.Group(pods), l.mem.unfinished)
 	groups := l.decisionGroups(o)
 	for attempt := 0; ; attempt++ {
 		plan, reused, err := l.decide(ctx, l.decisionInput(o, podGroups, groups))
@@ -33,7 +33,7 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 			l.cfg.Metrics.observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
 			l.cfg.Metrics.observe("scaleUp:estimate", plan.Timings.Estimate)
 		}
-		l.unfinished = plan.UnfinishedKeys()
+		l.mem.unfinished = plan.UnfinishedKeys()
 		results := l.execute(ctx, o, plan, report)
 		for _, r := range results {
 			if r.Refused != "" {
@@ -56,7 +56,7 @@ func (l *NodeLoop) decide(ctx context.Context, in scaleup.Input) (*scaleup.Plan,
 		ctx, cancel = context.WithTimeout(ctx, l.opts.MaxBinpackingTime)
 		defer cancel()
 	}
-	return l.suMemory.Decide(ctx, in)
+	return l.mem.scaleUp.Decide(ctx, in)
 }
 
 // selectPending keeps the pending pods that may trigger a scale-up

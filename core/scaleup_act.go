@@ -57,7 +57,7 @@ func (l *NodeLoop) refused(ctx context.Context, up scaleup.ScaleUp, err error) s
 // grown records a scale-up the cloud accepted and tells the pods.
 func (l *NodeLoop) grown(up scaleup.ScaleUp) {
 	delta := up.To - up.From
-	l.lastScaleUp = l.clock.Now()
+	l.mem.lastScaleUp = l.clock.Now()
 	l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
 	l.cfg.Metrics.scaledUp(up.Group, delta)
 	l.cfg.Metrics.activity("scaleUp", l.clock.Now())

@@ -51,7 +51,7 @@ func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, gro
 // expanderContext gathers what the expanders consult: nodes per zone,
 // the cpu-to-memory shape of what runs now, prices and priorities.
 func (l *NodeLoop) expanderContext(o *observation, groups []scaleup.Group) *expander.Context {
-	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Seed: l.rand().Uint64(),
+	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Seed: l.mem.rnd.Uint64(),
 		Priorities: l.prio.current()}
 	for _, n := range o.nodes {
 		ctx.ZoneNodes[n.Labels[corev1.LabelTopologyZone]]++

@@ -1,0 +1,28 @@
+package core
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
+)
+
+// memory is what the node loop's decisions carry from one iteration to the
+// next; each decision gets its part as data.
+type memory struct {
+	// scaleUp and scaleDown keep the last plans, reused while their input
+	// is the same.
+	scaleUp   scaleup.Memory
+	scaleDown scaledown.Planner
+	// unneeded is since when each unneeded node has been so
+	// (scaledown.Track).
+	unneeded scaledown.Tracking
+	// lastScaleUp starts --scale-down-delay-after-add.
+	lastScaleUp time.Time
+	// unfinished are the keys of the pod groups the last scale-up decision
+	// left for lack of time: the next one takes them first.
+	unfinished map[string]bool
+	// rnd draws each decision's seed (the expander's ties).
+	rnd *rand.Rand
+}
