@@ -194,12 +194,7 @@ func podRequests(t *testing.T, p *corev1.Pod) int64 {
 
 // classify is the drain rules' verdict on p alone: its kind and blocker.
 func classify(p *corev1.Pod, opts scaledown.RuleOptions, now time.Time) string {
-	owners := scaledown.Owners{Kinds: scaledown.ControllerKinds(), Existing: map[scaledown.OwnerKey]bool{}}
-	if ref := metav1.GetControllerOf(p); ref != nil {
-		owners.Kinds[ref.Kind] = true
-		owners.Existing[scaledown.OwnerKey{Kind: ref.Kind, Namespace: p.Namespace, Name: ref.Name}] = true
-	}
-	np := scaledown.ClassifyPods([]*corev1.Pod{p}, opts, owners, func(*corev1.Pod) bool { return false }, now)
+	np := scaledown.ClassifyPods([]*corev1.Pod{p}, opts, ownersExist(p), func(*corev1.Pod) bool { return false }, now)
 	switch {
 	case np.Blocker != nil:
 		return "blocked: " + np.Blocker.String()
@@ -351,8 +346,13 @@ func planOf(t *testing.T, c *benchgen.Cluster) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := scaledown.Input{Checker: checker, Groups: map[string]scaledown.GroupSize{}, Now: time.Now(),
-		Owners: func(string, metav1.OwnerReference) (bool, bool) { return true, true }}
+	var pods []*corev1.Pod
+	for _, ni := range checker.Snapshot().Infos() {
+		for _, pi := range ni.GetPods() {
+			pods = append(pods, pi.GetPod())
+		}
+	}
+	in := scaledown.Input{Checker: checker, Groups: map[string]scaledown.GroupSize{}, Now: time.Now(), Owners: ownersExist(pods...)}
 	for _, g := range c.NodeGroups {
 		in.Groups[g.ID] = scaledown.GroupSize{Target: g.TargetSize}
 	}
@@ -380,4 +380,17 @@ func planOf(t *testing.T, c *benchgen.Cluster) string {
 		}
 	}
 	return b.String()
+}
+
+// ownersExist says that the controllers of pods, whatever their kind,
+// exist.
+func ownersExist(pods ...*corev1.Pod) scaledown.Owners {
+	owners := scaledown.Owners{Kinds: scaledown.ControllerKinds(), Existing: map[scaledown.OwnerKey]bool{}}
+	for _, p := range pods {
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			owners.Kinds[ref.Kind] = true
+			owners.Existing[scaledown.OwnerKey{Kind: ref.Kind, Namespace: p.Namespace, Name: ref.Name}] = true
+		}
+	}
+	return owners
 }
