@@ -65,10 +65,7 @@ func inputKey(in Input) uint64 {
 	for _, pdb := range sortedPDBs(in.PDBs) {
 		fmt.Fprintf(h, "%q/%q:%q:%d;", pdb.Namespace, pdb.Name, selectorString(pdb.Spec.Selector), pdb.Status.DisruptionsAllowed)
 	}
-	fmt.Fprintf(h, "|%v|", slices.Sorted(maps.Keys(in.Owners.Kinds)))
-	for _, k := range sortedOwners(in.Owners.Existing) {
-		fmt.Fprintf(h, "%q/%q/%q=%v;", k.Kind, k.Namespace, k.Name, in.Owners.Existing[k])
-	}
+	fmt.Fprintf(h, "|%v|%x", slices.Sorted(maps.Keys(in.Owners.Kinds)), ownersHash(in.Owners.Existing))
 	return h.Sum64()
 }
 
@@ -84,11 +81,31 @@ func sortedCandidates(cs []Candidate) []Candidate {
 	return slices.SortedFunc(slices.Values(cs), func(a, b Candidate) int { return cmp.Compare(a.Name, b.Name) })
 }
 
-// sortedOwners are the keys of owners in kind, namespace and name order.
-func sortedOwners(owners map[OwnerKey]bool) []OwnerKey {
-	return slices.SortedFunc(maps.Keys(owners), func(a, b OwnerKey) int {
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+// ownersHash hashes what is known of controllers whatever the map's
+// order: the sum of each entry's own FNV-1a hash.
+func ownersHash(owners map[OwnerKey]bool) uint64 {
+	var sum uint64
+	for k, exists := range owners {
+		h := fnvAdd(fnvAdd(fnvAdd(fnvOffset, k.Kind), k.Namespace), k.Name)
+		if exists {
+			h = fnvAdd(h, "+")
+		}
+		sum += h
+	}
+	return sum
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnvAdd adds s and a separator to the FNV-1a hash h.
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return (h ^ 0xff) * fnvPrime
 }
 
 // sortedPDBs is a copy of pdbs in namespace and name order.
