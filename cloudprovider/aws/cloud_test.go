@@ -640,17 +640,19 @@ func TestTemplatesFromLaunchTemplatesMixedPoliciesAndLaunchConfigurations(t *tes
 func TestGetOptionsFromTags(t *testing.T) {
 	e := newEnv(t)
 	e.group("tuned", 0, 3, 0, discoveredTags(map[string]string{
-		OptionTagPrefix + "scaledownutilizationthreshold": "0.3",
-		OptionTagPrefix + "scaledownunneededtime":         "3m",
-		OptionTagPrefix + "ignoredaemonsetsutilization":   "true",
-		OptionTagPrefix + "maxnodeprovisiontime":          "oops",
+		OptionTagPrefix + "scaledownutilizationthreshold":    "0.3",
+		OptionTagPrefix + "scaledownunneededtime":            "3m",
+		OptionTagPrefix + "ignoredaemonsetsutilization":      "true",
+		OptionTagPrefix + "scaledowngpuutilizationthreshold": "0.25",
+		OptionTagPrefix + "maxnodeprovisiontime":             "oops",
 	}))
 	e.group("plain", 0, 3, 0, discoveredTags(nil))
 	c := e.cloud(Config{AutoDiscovery: discovery()}, nil)
-	defaults := cloudprovider.NodeGroupAutoscalingOptions{ScaleDownUtilizationThreshold: 0.5, ScaleDownUnneededTime: 10 * time.Minute, MaxNodeProvisionTime: 15 * time.Minute}
+	defaults := cloudprovider.NodeGroupAutoscalingOptions{ScaleDownUtilizationThreshold: 0.5, ScaleDownGpuUtilizationThreshold: 0.5,
+		ScaleDownUnneededTime: 10 * time.Minute, MaxNodeProvisionTime: 15 * time.Minute}
 	got, err := groupByID(t, c, "tuned").GetOptions(defaults)
 	if err != nil || got.ScaleDownUtilizationThreshold != 0.3 || got.ScaleDownUnneededTime != 3*time.Minute ||
-		!got.IgnoreDaemonSetsUtilization || got.MaxNodeProvisionTime != 15*time.Minute {
+		!got.IgnoreDaemonSetsUtilization || got.ScaleDownGpuUtilizationThreshold != 0.25 || got.MaxNodeProvisionTime != 15*time.Minute {
 		t.Fatalf("options %+v, %v", got, err)
 	}
 	if _, err := groupByID(t, c, "plain").GetOptions(defaults); !errors.Is(err, cloudprovider.ErrNotImplemented) {
