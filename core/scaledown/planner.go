@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -54,8 +55,10 @@ func inputKey(in Input) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%p|v%d|l%d|%q|%+v|%v|%v|%d|", in.Checker, in.Checker.Snapshot().Version(), in.Checker.ListerVersion(),
 		in.Salt, in.Rules, in.IgnoreMirrorPodsUtilization, in.KeepUnready, in.MaxNonEmptyUnneeded)
+	var buf []byte
 	for _, c := range sortedCandidates(in.Candidates) {
-		fmt.Fprintf(h, "%q,%q,%g,%g,%v,%v;", c.Name, c.Group, c.Threshold, c.GPUThreshold, c.IgnoreDaemonSetsUtilization, c.Unready)
+		buf = appendCandidate(buf[:0], c)
+		h.Write(buf)
 	}
 	h.Write([]byte{'|'})
 	for _, id := range slices.Sorted(maps.Keys(in.Groups)) {
@@ -79,6 +82,19 @@ func selectorString(s *metav1.LabelSelector) string {
 // sortedCandidates is a copy of cs in name order.
 func sortedCandidates(cs []Candidate) []Candidate {
 	return slices.SortedFunc(slices.Values(cs), func(a, b Candidate) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// appendCandidate appends what identifies a candidate's part of the input:
+// its name and group, its thresholds and flags.
+func appendCandidate(buf []byte, c Candidate) []byte {
+	buf = strconv.AppendQuote(buf, c.Name)
+	buf = strconv.AppendQuote(buf, c.Group)
+	buf = strconv.AppendFloat(buf, c.Threshold, 'g', -1, 64)
+	buf = append(buf, ',')
+	buf = strconv.AppendFloat(buf, c.GPUThreshold, 'g', -1, 64)
+	buf = strconv.AppendBool(buf, c.IgnoreDaemonSetsUtilization)
+	buf = strconv.AppendBool(buf, c.Unready)
+	return append(buf, ';')
 }
 
 // ownersHash hashes what is known of controllers whatever the map's
