@@ -5,18 +5,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
 )
 
-// NodeGroupSpec is one --nodes=MIN:MAX:NAME value.
-type NodeGroupSpec struct {
-	MinSize int
-	MaxSize int
-	Name    string
-}
-
-func (s NodeGroupSpec) String() string {
-	return fmt.Sprintf("%d:%d:%s", s.MinSize, s.MaxSize, s.Name)
-}
+// NodeGroupSpec is one --nodes=MIN:MAX:NAME value, in the type the
+// providers take.
+type NodeGroupSpec = cloudprovider.NodeGroupSpec
 
 // ParseNodeGroupSpec parses MIN:MAX:NAME as Cluster Autoscaler does. The
 // error names the bad value and what is wrong with it.

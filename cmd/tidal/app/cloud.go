@@ -95,7 +95,7 @@ func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *con
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.ApplyNodeGroupFlags(nodeGroupSpecs(opts.NodeGroups)); err != nil {
+	if err := cfg.ApplyNodeGroupFlags(opts.NodeGroups); err != nil {
 		return nil, err
 	}
 	cloud, err := local.New(client, cfg)

@@ -61,7 +61,7 @@ func buildAWSCloud(ctx context.Context, client kubernetes.Interface, opts *confi
 // reading the price table file if one is given.
 func awsConfig(opts *config.Options) (aws.Config, error) {
 	cfg := aws.Config{
-		NodeGroups:      nodeGroupSpecs(opts.NodeGroups),
+		NodeGroups:      opts.NodeGroups,
 		RefreshInterval: opts.AWS.RefreshInterval,
 		MaxPods:         opts.AWS.MaxPods,
 		NodeReservation: opts.AWS.NodeReservation,
@@ -83,13 +83,4 @@ func awsConfig(opts *config.Options) (aws.Config, error) {
 		cfg.Prices = t
 	}
 	return cfg, cfg.Validate()
-}
-
-// nodeGroupSpecs are the --nodes values as the providers take them.
-func nodeGroupSpecs(in []config.NodeGroupSpec) []cloudprovider.NodeGroupSpec {
-	var out []cloudprovider.NodeGroupSpec
-	for _, s := range in {
-		out = append(out, cloudprovider.NodeGroupSpec(s))
-	}
-	return out
 }
