@@ -421,6 +421,9 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 			l.dryRunTargets(obs)
 		}
 		l.publisher.publish(ctx, report)
+		if l.opts.DryRun {
+			l.sendDryRunEvents()
+		}
 	}()
 	if !health.Healthy {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
