@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -36,9 +35,6 @@ type dryRun struct {
 	// growth is, per node group, how many nodes this iteration's scale-ups
 	// would have added: the would-be target size is the cloud's plus it.
 	growth map[string]int
-	// unsent are status events decided before the status ConfigMap they
-	// are recorded on was first written; sent after it is.
-	unsent []string
 }
 
 func newDryRun() *dryRun {
@@ -76,42 +72,13 @@ func (l *NodeLoop) dryRunScaleUp(ctx context.Context, up scaleup.ScaleUp) scaleu
 	klog.FromContext(ctx).Info("Dry run: would scale up", "nodeGroup", up.Group, "from", up.From, "to", up.To,
 		"pods", len(up.Pods), "expander", up.Decision.Steps, "options", up.Estimates)
 	l.cfg.Metrics.dryRunDecision(dryRunScaleUp, up.Group, delta)
-	l.dryRunStatusEvent("ScaledUpGroup", fmt.Sprintf("would scale up node group %s: size %d -> %d (max: %d)", up.Group, up.From, up.To, up.Max))
+	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup",
+		"would scale up node group %s: size %d -> %d (max: %d)", up.Group, up.From, up.To, up.Max)
 	msg := fmt.Sprintf("pod would trigger scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
 	for _, p := range up.Pods {
 		l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
 	}
 	return scaleup.Result{Group: up.Group}
-}
-
-// maxUnsentDryRunEvents bounds the status events kept for later.
-const maxUnsentDryRunEvents = 100
-
-// dryRunStatusEvent records an event on the status ConfigMap, or keeps it
-// until the ConfigMap has been written (sendDryRunEvents).
-func (l *NodeLoop) dryRunStatusEvent(reason, msg string) {
-	if l.publisher.status.object() == nil {
-		// Bounded: without a status ConfigMap (--write-status-configmap=false)
-		// they would never go.
-		if len(l.dry.unsent) < maxUnsentDryRunEvents {
-			l.dry.unsent = append(l.dry.unsent, reason+"\x00"+msg)
-		}
-		return
-	}
-	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, reason, "%s", msg)
-}
-
-// sendDryRunEvents records the status events kept for want of the
-// ConfigMap, once it exists.
-func (l *NodeLoop) sendDryRunEvents() {
-	if len(l.dry.unsent) == 0 || l.publisher.status.object() == nil {
-		return
-	}
-	for _, e := range l.dry.unsent {
-		reason, msg, _ := strings.Cut(e, "\x00")
-		l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, reason, "%s", msg)
-	}
-	l.dry.unsent = nil
 }
 
 // dryRunRemoval records a node removal the loop would have started.

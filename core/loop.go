@@ -421,9 +421,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 			l.dryRunTargets(obs)
 		}
 		l.publisher.publish(ctx, report)
-		if l.opts.DryRun {
-			l.sendDryRunEvents()
-		}
+		l.events.sendEarlyStatusEvents(l.publisher.status)
 	}()
 	if !health.Healthy {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
