@@ -49,9 +49,10 @@ func NewGRPCServer(cloud cloudprovider.CloudProvider, tlsCfg *tls.Config, opts .
 	return s
 }
 
-// Serve answers on lis until ctx ends, then stops.
-func Serve(ctx context.Context, lis net.Listener, cloud cloudprovider.CloudProvider, tlsCfg *tls.Config) error {
-	s := NewGRPCServer(cloud, tlsCfg)
+// Serve answers on lis until ctx ends, then stops. opts are added to the
+// server's.
+func Serve(ctx context.Context, lis net.Listener, cloud cloudprovider.CloudProvider, tlsCfg *tls.Config, opts ...grpc.ServerOption) error {
+	s := NewGRPCServer(cloud, tlsCfg, opts...)
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
