@@ -57,6 +57,11 @@ func TestClientAgainstServer(t *testing.T) {
 	if g, err := p.NodeGroupForNode(stranger); err != nil || g != nil {
 		t.Errorf("NodeGroupForNode(a node of no group) = %v, %v; want nil, nil", g, err)
 	}
+	_, _ = p.NodeGroupForNode(node)
+	_, _ = p.NodeGroupForNode(stranger)
+	if n := cloud.called("NodeGroupForNode"); n != 3 {
+		t.Errorf("NodeGroupForNode reached the server %d times, want 3: a node of a group is kept, one of none asked again", n)
+	}
 	if label := p.GPULabel(); label != "fake/gpu" {
 		t.Errorf("GPULabel = %q, want fake/gpu", label)
 	}

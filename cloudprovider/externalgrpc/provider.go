@@ -156,7 +156,11 @@ func (p *Provider) nodeGroups() ([]cloudprovider.NodeGroup, error) {
 // a group are kept until the next Refresh; a node of no group is asked
 // again each time, as Cluster Autoscaler does.
 func (p *Provider) NodeGroupForNode(node *corev1.Node) (cloudprovider.NodeGroup, error) {
-	key := node.Spec.ProviderID
+	if node == nil {
+		return nil, errors.New("externalgrpc NodeGroupForNode: no node")
+	}
+	// The name too: a node may not have its providerID yet.
+	key := node.Name + "/" + node.Spec.ProviderID
 	p.mu.Lock()
 	g, ok := p.forNode[key]
 	p.mu.Unlock()
