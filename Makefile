@@ -33,8 +33,15 @@ ARGS      ?=
 # staticcheck (unused code, deprecated APIs, bugs, style) from the module
 # proxy, at a fixed version; its checks are staticcheck's defaults.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# make proto: buf and the two Go plugins, from the module proxy at fixed
+# versions (protoc-gen-go at go.mod's google.golang.org/protobuf), built
+# into TOOLS; buf.gen.yaml names the plugins there.
+TOOLS     := bin/tools
+BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.1
+PROTO_OUT := cloudprovider/externalgrpc/protos
 
-.PHONY: build build-local run test test-deps fuzz stress bench lint fmt clean
+.PHONY: build build-local run test test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(BIN) ./cmd/tidal
@@ -88,7 +95,7 @@ bench:
 	$(GO) test -ldflags "$(LDFLAGS)" -run '^$$' -bench '$(BENCH)' -benchmem -benchtime '$(BENCHTIME)' \
 	  -timeout $(BENCH_TIMEOUT) $(PKG)
 
-lint:
+lint: proto-check
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -96,6 +103,23 @@ lint:
 
 fmt:
 	gofmt -w .
+
+proto-tools:
+	@mkdir -p $(TOOLS)
+	$(GO) build -o $(TOOLS)/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
+	GOBIN=$(abspath $(TOOLS)) $(GO) install $(PROTOC_GEN_GO_GRPC)
+	GOBIN=$(abspath $(TOOLS)) $(GO) install $(BUF)
+
+# Generates the externalgrpc Go code from proto/ (checked in).
+proto: proto-tools
+	$(TOOLS)/buf generate
+
+# Fails when the checked-in generated code differs from what proto/ gives.
+proto-check: proto-tools
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(TOOLS)/buf generate -o $$tmp && \
+	diff -r $$tmp/$(PROTO_OUT) $(PROTO_OUT) || \
+	  { echo "generated code in $(PROTO_OUT) is stale: run make proto"; exit 1; }
 
 clean:
 	rm -rf bin

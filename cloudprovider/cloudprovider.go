@@ -4,7 +4,7 @@
 //
 // The method set and meaning follow Cluster Autoscaler's cloudprovider
 // package, so that a provider written for one maps onto the other without
-// surprises. Implementations live in sub-packages (local, aws).
+// surprises. Implementations live in sub-packages (local, aws, externalgrpc).
 package cloudprovider
 
 import (

@@ -78,7 +78,8 @@ func caLoggingFlags() []CAFlag {
 // caImplementedFlags are the CA flags tidal registers itself in AddFlags.
 func caImplementedFlags() []CAFlag {
 	out := []CAFlag{
-		implemented("cloud-provider", "required: aws, or local (a simulated cloud, only for clusters it created); CA defaults to gce"),
+		implemented("cloud-provider", "required: aws, externalgrpc, or local (a simulated cloud, only for clusters it created); CA defaults to gce"),
+		implemented("cloud-config", "used by --cloud-provider=externalgrpc (CA's format, docs/externalgrpc.md); the other providers take theirs from flags and the cloud SDK"),
 		implemented("max-drain-parallelism", "default 5, CA 1: see docs/scaledown.md; logged at start when not set"),
 		implemented("status-config-map-name", "default tidal-status"),
 		implemented("leader-elect-resource-name", "default tidal"),
@@ -145,7 +146,6 @@ func caAcceptedFlags() []CAFlag {
 		accepted("check-capacity-processor-instance", kindString, "", noProvReq),
 		accepted("check-capacity-provisioning-request-batch-timebox", kindDuration, "10s", noProvReq),
 		accepted("check-capacity-provisioning-request-max-batch-size", kindInt, "10", noProvReq),
-		accepted("cloud-config", kindString, "", "tidal's providers take their settings from flags and the cloud SDK's own configuration"),
 		accepted("cloud-provider-gce-l7lb-src-cidrs", kindString, "130.211.0.0/22,35.191.0.0/16", notGCE),
 		accepted("cloud-provider-gce-lb-src-cidrs", kindString, "130.211.0.0/22,209.85.152.0/22,209.85.204.0/22,35.191.0.0/16", notGCE),
 		accepted("cluster-name", kindString, "", "used by other providers; on AWS the cluster is named in the discovery tags"),

@@ -25,6 +25,9 @@ const leaderElectionJitter = 1.2
 const (
 	CloudProviderLocal = "local"
 	CloudProviderAWS   = "aws"
+	// CloudProviderExternalGRPC is a server of Cluster Autoscaler's
+	// externalgrpc protocol, named by --cloud-config.
+	CloudProviderExternalGRPC = "externalgrpc"
 )
 
 // Shutdown. On SIGTERM the node loop finishes the iteration in progress,
@@ -56,7 +59,10 @@ type Options struct {
 	RenewDeadline time.Duration
 	RetryPeriod   time.Duration
 
-	CloudProvider   string
+	CloudProvider string
+	// CloudConfig is the provider's configuration file (externalgrpc: the
+	// server's address, TLS files and call timeout).
+	CloudConfig     string
 	LocalNodeGroups string
 	NodeGroupFlags  []string
 	// NodeGroups is NodeGroupFlags parsed by Validate.
@@ -124,7 +130,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader keeps trying to renew before giving up leadership.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often to try to acquire or renew the lease.")
 
-	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider, required by tidal: aws, or local (a simulated cloud that creates Node objects itself; only for a cluster whose nodes it created, such as tidal-local's).")
+	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider, required by tidal: aws; externalgrpc (a server of Cluster Autoscaler's externalgrpc protocol, named by --cloud-config); or local (a simulated cloud that creates Node objects itself; only for a cluster whose nodes it created, such as tidal-local's).")
+	fs.StringVar(&o.CloudConfig, "cloud-config", o.CloudConfig, "The cloud provider's configuration file. --cloud-provider=externalgrpc: Cluster Autoscaler's YAML (address, cert, key, cacert, grpc_timeout); see docs/externalgrpc.md. Not used by the other providers.")
 	fs.StringVar(&o.LocalNodeGroups, "local-node-groups", o.LocalNodeGroups, "YAML file describing the local cloud's node groups (local provider only). Empty uses three built-in pools in two zones.")
 	fs.StringArrayVar(&o.NodeGroupFlags, "nodes", o.NodeGroupFlags, "A node group to manage, MIN:MAX:NAME. Repeat for several groups.")
 
@@ -153,14 +160,7 @@ func (o *Options) Validate() error {
 	}
 	o.NodeGroups = specs
 	errs = append(errs, objectName("--namespace", o.Namespace, "namespace", true), validateAddress(o.Address), o.validateAPIServer())
-	switch o.CloudProvider {
-	case CloudProviderLocal, CloudProviderAWS:
-	case "":
-		errs = append(errs, errors.New("--cloud-provider is required: aws, or local for a simulated cloud "+
-			"(only for a cluster whose nodes it created; `tidal-local` starts a cluster with one)"))
-	default:
-		errs = append(errs, fmt.Errorf("--cloud-provider=%q: want %q or %q", o.CloudProvider, CloudProviderLocal, CloudProviderAWS))
-	}
+	errs = append(errs, o.validateCloudProvider())
 	if o.LocalNodeGroups != "" && o.CloudProvider != CloudProviderLocal {
 		errs = append(errs, fmt.Errorf("--local-node-groups=%q is only valid with --cloud-provider=local", o.LocalNodeGroups))
 	}
@@ -172,6 +172,26 @@ func (o *Options) Validate() error {
 	// After Coexist.Validate, which parses Cluster Autoscaler's Lease.
 	errs = append(errs, o.applyDryRunNames())
 	return errors.Join(errs...)
+}
+
+// validateCloudProvider checks --cloud-provider and --cloud-config.
+func (o *Options) validateCloudProvider() error {
+	switch o.CloudProvider {
+	case CloudProviderLocal, CloudProviderAWS:
+		if o.CloudConfig != "" {
+			return fmt.Errorf("--cloud-config=%q is only used with --cloud-provider=%s", o.CloudConfig, CloudProviderExternalGRPC)
+		}
+	case CloudProviderExternalGRPC:
+		if o.CloudConfig == "" {
+			return fmt.Errorf("--cloud-provider=%s needs --cloud-config: a file with the server's address (and TLS files)", CloudProviderExternalGRPC)
+		}
+	case "":
+		return errors.New("--cloud-provider is required: aws, externalgrpc, or local for a simulated cloud " +
+			"(only for a cluster whose nodes it created; `tidal-local` starts a cluster with one)")
+	default:
+		return fmt.Errorf("--cloud-provider=%q: want %q, %q or %q", o.CloudProvider, CloudProviderAWS, CloudProviderExternalGRPC, CloudProviderLocal)
+	}
+	return nil
 }
 
 // validateInactivity keeps /healthz from failing between two runs of a

@@ -39,6 +39,8 @@ func TestValidateNamesTheBadFlag(t *testing.T) {
 		{[]string{"--nodes=5:2:x"}, `--nodes="5:2:x"`},
 		{[]string{"--nodes=1:2:a", "--nodes=1:3:a"}, `already given`},
 		{[]string{"--cloud-provider=gce"}, `--cloud-provider="gce"`},
+		{[]string{"--cloud-provider=externalgrpc"}, `--cloud-provider=externalgrpc needs --cloud-config`},
+		{[]string{"--cloud-provider=local", "--cloud-config=c.yaml"}, `--cloud-config="c.yaml" is only used with --cloud-provider=externalgrpc`},
 		{[]string{"--scan-interval=0s"}, `--scan-interval=0s must be positive`},
 		{[]string{"--address=8085"}, `--address="8085"`},
 		{[]string{"--address=:99999"}, `"99999" is not a port number`},

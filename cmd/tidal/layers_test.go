@@ -64,7 +64,7 @@ func isShell(dep string) bool {
 	case "core", "config", "hpa/controller":
 		return true
 	}
-	for _, prefix := range []string{"apis/", "cmd/", "cloudprovider/aws", "cloudprovider/local"} {
+	for _, prefix := range []string{"apis/", "cmd/", "cloudprovider/aws", "cloudprovider/externalgrpc", "cloudprovider/local"} {
 		if strings.HasPrefix(dep, module+prefix) {
 			return true
 		}

@@ -24,16 +24,18 @@ func execute(args ...string) error {
 // before any part of the cluster starts.
 func TestMalformedFlagsFailBeforeTheClusterStarts(t *testing.T) {
 	wantErr := map[string]string{
-		"--nodes=3:1:general-a":    `--nodes="3:1:general-a"`,
-		"--cloud-provider=aws":     `tidal-local runs the local cloud only`,
-		"--duration=-1s":           `--duration=-1s must not be negative`,
-		"--api-server-port=70000":  `--api-server-port=70000 is not a port number`,
-		"--api-server-port=-1":     `--api-server-port=-1 is not a port number`,
-		"--hpa-objects=false":      `--hpa-objects=false: the demo drives a HorizontalPodAutoscaler`,
-		"--hpa-metrics-source=api": `--hpa-metrics-source=api: the demo's load is simulated`,
-		"--hpa=false":              `--hpa=false: the demo needs the pod loop`,
-		"--scan-interval=soon":     `invalid argument "soon" for "--scan-interval"`,
-		"extra-arg":                `unknown command "extra-arg"`,
+		"--nodes=3:1:general-a":                               `--nodes="3:1:general-a"`,
+		"--cloud-provider=aws":                                `tidal-local runs the local cloud, directly (local) or over gRPC (externalgrpc)`,
+		"--cloud-provider=externalgrpc --cloud-config=c.yaml": `tidal-local serves its local cloud itself`,
+		"--cloud-provider=externalgrpc --nodes=3:1:general-a": `--nodes="3:1:general-a"`,
+		"--duration=-1s":                                      `--duration=-1s must not be negative`,
+		"--api-server-port=70000":                             `--api-server-port=70000 is not a port number`,
+		"--api-server-port=-1":                                `--api-server-port=-1 is not a port number`,
+		"--hpa-objects=false":                                 `--hpa-objects=false: the demo drives a HorizontalPodAutoscaler`,
+		"--hpa-metrics-source=api":                            `--hpa-metrics-source=api: the demo's load is simulated`,
+		"--hpa=false":                                         `--hpa=false: the demo needs the pod loop`,
+		"--scan-interval=soon":                                `invalid argument "soon" for "--scan-interval"`,
+		"extra-arg":                                           `unknown command "extra-arg"`,
 	}
 	for args, want := range wantErr {
 		if err := execute(strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {

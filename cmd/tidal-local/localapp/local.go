@@ -37,6 +37,29 @@ type localOptions struct {
 	simulatedMetrics bool
 	// keepRunning keeps the cluster and tidal after the demo.
 	keepRunning bool
+	// externalGRPC serves the local cloud over the externalgrpc protocol
+	// and has tidal reach it so (--cloud-provider=externalgrpc).
+	externalGRPC bool
+}
+
+// cloudProvider checks --cloud-provider: tidal-local runs the local cloud,
+// reached directly or through an externalgrpc server it starts.
+func (lo *localOptions) cloudProvider(fs *pflag.FlagSet, opts *config.Options) error {
+	if !fs.Changed("cloud-provider") {
+		opts.CloudProvider = config.CloudProviderLocal
+	}
+	switch opts.CloudProvider {
+	case config.CloudProviderLocal:
+	case config.CloudProviderExternalGRPC:
+		if opts.CloudConfig != "" {
+			return fmt.Errorf("--cloud-config=%s: tidal-local serves its local cloud itself and writes the cloud config", opts.CloudConfig)
+		}
+		lo.externalGRPC = true
+		opts.CloudProvider = config.CloudProviderLocal // Validate checks the local cloud's flags
+	default:
+		return fmt.Errorf("--cloud-provider=%s: tidal-local runs the local cloud, directly (local) or over gRPC (externalgrpc)", opts.CloudProvider)
+	}
+	return nil
 }
 
 // NewCommand returns the tidal-local command: tidal, with every flag of
@@ -55,10 +78,9 @@ func NewCommand() *cobra.Command {
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("cloud-provider") && opts.CloudProvider != config.CloudProviderLocal {
-				return fmt.Errorf("--cloud-provider=%s: tidal-local runs the local cloud only", opts.CloudProvider)
+			if err := lo.cloudProvider(cmd.Flags(), opts); err != nil {
+				return err
 			}
-			opts.CloudProvider = config.CloudProviderLocal
 			// The local cluster runs no HPA controller and no metrics
 			// pipeline: drive HorizontalPodAutoscalers on simulated metrics.
 			lo.hpaObjects = !cmd.Flags().Changed("hpa-objects")
@@ -140,6 +162,16 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 	}
 	if lo.simulatedMetrics {
 		runOpts.HPA.MetricsSource = config.MetricsSourceSimulated
+	}
+	if lo.externalGRPC {
+		serveCtx, stopServing := context.WithCancel(ctx)
+		wait, err := serveLocalCloud(serveCtx, cluster.Client, &runOpts, dir)
+		if err != nil {
+			stopServing()
+			return err
+		}
+		defer func() { stopServing(); _ = wait() }()
+		fmt.Fprintf(out, "The local cloud is served over externalgrpc; tidal's --cloud-config: %s\n\n", runOpts.CloudConfig)
 	}
 	// The demo sets the load through sim (sim.Set("demo/cpu", ...)).
 	sim := metrics.NewSimulated()

@@ -87,6 +87,13 @@ func TestCACommandLinesStartTidal(t *testing.T) {
 				}
 				return ""
 			}},
+		{"CA's externalgrpc provider", []string{"--cloud-provider=externalgrpc", "--cloud-config=/etc/cluster-autoscaler/cloud-config.yaml"},
+			func(s *started) string {
+				if s.opts.CloudProvider != "externalgrpc" || s.opts.CloudConfig != "/etc/cluster-autoscaler/cloud-config.yaml" {
+					return "provider or cloud config not taken"
+				}
+				return ""
+			}},
 		{"klog's flags with underscores", []string{"--cloud-provider=aws", discovery, "--log_file=/tmp/x.log", "--skip_headers"}, nil},
 	}
 	for _, tc := range tests {

@@ -31,6 +31,8 @@ func buildCloudProvider(ctx context.Context, env *loopEnv, opts *config.Options)
 		return buildLocalCloud(ctx, client, opts)
 	case config.CloudProviderAWS:
 		return buildAWSCloud(ctx, env.client, opts)
+	case config.CloudProviderExternalGRPC:
+		return buildExternalGRPCCloud(ctx, opts)
 	}
 	return nil, fmt.Errorf("--cloud-provider=%q: unknown provider", opts.CloudProvider)
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
 	"github.com/tidal-autoscaler/tidal/config"
 )
 
@@ -33,3 +35,10 @@ func ApplyLogging(c *logsapi.LoggingConfiguration) error {
 
 // SignalContext ends on SIGTERM or SIGINT, as tidal's own command does.
 func SignalContext() (context.Context, context.CancelFunc) { return signalContext() }
+
+// StartLocalCloud makes and starts the local cloud of opts
+// (--local-node-groups, --nodes) as --cloud-provider=local does, for
+// commands that serve it themselves, like tidal-local over externalgrpc.
+func StartLocalCloud(ctx context.Context, client kubernetes.Interface, opts *config.Options) (*local.Cloud, error) {
+	return buildLocalCloud(ctx, client, opts)
+}
