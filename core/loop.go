@@ -89,6 +89,8 @@ type NodeLoop struct {
 	errorsReported sync.Map
 	// mem is what the decisions carry from one iteration to the next.
 	mem memory
+	// decisions is what the last iteration concluded (LastDecisions).
+	decisions atomic.Pointer[Decisions]
 }
 
 // NewNodeLoop builds the loop and registers its informers on cfg.Factory,
@@ -404,6 +406,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 		report.removing, _ = l.actuator.deleting()
 		report.unneededSince = l.mem.unneeded
 		l.publisher.publish(ctx, report)
+		l.decisions.Store(decisionsOf(report))
 	}()
 	if !health.Healthy {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)

@@ -69,3 +69,12 @@ func (r *reasons) of(g *simulator.PodGroup) map[string]int {
 	}
 	return out
 }
+
+// byNodeGroup is a copy of a pod group's reasons by node group.
+func (r *reasons) byNodeGroup(g *simulator.PodGroup) map[string][]string {
+	out := make(map[string][]string, len(r.byGroup[g]))
+	for nodeGroup, why := range r.byGroup[g] {
+		out[nodeGroup] = append([]string(nil), why...)
+	}
+	return out
+}

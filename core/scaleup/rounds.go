@@ -71,7 +71,8 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 			d.skip(r.group, r.pods)
 			continue
 		}
-		d.plan.NoScaleUp = append(d.plan.NoScaleUp, NoScaleUp{Group: r.group, Pods: r.pods, Reasons: reasons.of(r.group)})
+		d.plan.NoScaleUp = append(d.plan.NoScaleUp, NoScaleUp{Group: r.group, Pods: r.pods, Reasons: reasons.of(r.group),
+			ByNodeGroup: reasons.byNodeGroup(r.group)})
 	}
 	return nil
 }

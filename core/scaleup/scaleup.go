@@ -119,6 +119,9 @@ type NoScaleUp struct {
 	Group   *simulator.PodGroup
 	Pods    []*corev1.Pod
 	Reasons map[string]int
+	// ByNodeGroup is the same reasons per node group (node group → its
+	// reasons), for explaining one pod.
+	ByNodeGroup map[string][]string
 }
 
 // Timings are the durations of the decision's phases.
