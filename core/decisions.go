@@ -43,6 +43,10 @@ type ScaleUpDecisions struct {
 	// Awaiting maps pods that fit on requested nodes not yet ready to
 	// those nodes' group.
 	Awaiting map[string]string `json:"awaiting,omitempty"`
+	// Refused names the groups that refused to grow when asked: the
+	// decisions above are the ones made before (the loop then decided
+	// again without them).
+	Refused []string `json:"refused,omitempty"`
 }
 
 // ScaleUpChoice is one node group grown: from and to which size, for which
@@ -57,6 +61,9 @@ type ScaleUpChoice struct {
 	Balanced  bool             `json:"balanced,omitempty"`
 	Options   []GroupOption    `json:"options"`
 	Expander  []ExpanderChoice `json:"expander,omitempty"`
+	// Rejected says why each node group that could not host the pods
+	// cannot.
+	Rejected map[string][]string `json:"rejected,omitempty"`
 }
 
 // GroupOption is what one node group's estimate offered.
@@ -160,7 +167,8 @@ func scaleUpDecisions(r *iterationReport) ScaleUpDecisions {
 		su.Pending = append(su.Pending, podName(p))
 		byUID[p.UID] = p
 	}
-	p := r.plan
+	su.Refused = r.failedGroups
+	p := r.firstPlan
 	if p == nil {
 		return su
 	}
@@ -183,7 +191,8 @@ func scaleUpDecisions(r *iterationReport) ScaleUpDecisions {
 }
 
 func scaleUpChoice(u scaleup.ScaleUp) ScaleUpChoice {
-	c := ScaleUpChoice{NodeGroup: u.Group, From: u.From, To: u.To, Nodes: u.To - u.From, Pods: podNames(u.Pods), Balanced: u.Balanced}
+	c := ScaleUpChoice{NodeGroup: u.Group, From: u.From, To: u.To, Nodes: u.To - u.From, Pods: podNames(u.Pods), Balanced: u.Balanced,
+		Rejected: u.Rejected}
 	for _, e := range u.Estimates {
 		c.Options = append(c.Options, GroupOption{NodeGroup: e.Group, Nodes: e.NodeCount, Pods: e.Pods})
 	}

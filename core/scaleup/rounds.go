@@ -61,6 +61,9 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 		if len(ups) == 0 {
 			break
 		}
+		for i := range ups {
+			ups[i].Rejected = reasons.rejected(work, ups[i].Pods)
+		}
 		d.plan.ScaleUps = append(d.plan.ScaleUps, ups...)
 		// The scale-up added nodes: the next round checks afresh.
 		remaining = without(remaining, ups)

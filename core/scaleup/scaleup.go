@@ -102,6 +102,9 @@ type ScaleUp struct {
 	Decision  expander.Decision
 	Balanced  bool
 	Estimates []EstimateSummary
+	// Rejected says, per node group that could not help the pods, why
+	// (set by the rounds; a whole-plan packing leaves it empty).
+	Rejected map[string][]string
 }
 
 // EstimateSummary is what one node group's estimate offered.
