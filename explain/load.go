@@ -100,7 +100,11 @@ func (s *Snapshot) add(u *unstructured.Unstructured, where string) error {
 		return nil
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
-		return fmt.Errorf("%s: %s %s/%s: %w", where, gvk.Kind, u.GetNamespace(), u.GetName(), err)
+		name := u.GetName()
+		if ns := u.GetNamespace(); ns != "" {
+			name = ns + "/" + name
+		}
+		return fmt.Errorf("%s: %s %s: %w", where, gvk.Kind, name, err)
 	}
 	if n, ok := obj.(*corev1.Node); ok {
 		if n.Spec.ProviderID == "" {

@@ -2,7 +2,6 @@ package explain
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -50,19 +49,13 @@ func fixtureDecisions(t *testing.T) *core.Decisions {
 
 func TestLoadKubectlList(t *testing.T) {
 	s := loadFixture(t)
-	if len(s.Nodes) != 4 {
-		t.Errorf("%d nodes, want 4", len(s.Nodes))
+	if len(s.Nodes) != 5 {
+		t.Errorf("%d nodes, want 5", len(s.Nodes))
 	}
 	if got := s.SkippedNote(); !strings.Contains(got, "cert-manager.io/v1 Certificate (1)") {
 		t.Errorf("skipped note %q, want the Certificate named", got)
 	}
-	if len(s.Objects) != 25 {
-		t.Errorf("%d objects, want 25 (every item but the Certificate)", len(s.Objects))
+	if len(s.Objects) != 26 {
+		t.Errorf("%d objects, want 26 (every item but the Certificate)", len(s.Objects))
 	}
-}
-
-func TestDecideOnFixture(t *testing.T) {
-	d := fixtureDecisions(t)
-	b, _ := json.MarshalIndent(d, "", "  ")
-	t.Logf("%s", b)
 }

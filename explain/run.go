@@ -61,7 +61,11 @@ func Decide(ctx context.Context, src Source, opts core.Options) (*core.Decisions
 		return nil, fmt.Errorf("node loop: %w", err)
 	}
 	src.Factory.Start(ctx.Done())
-	defer src.Factory.Shutdown()
+	defer func() {
+		// The informers stop with ctx; Shutdown waits for them.
+		cancel()
+		src.Factory.Shutdown()
+	}()
 	for typ, ok := range src.Factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			return nil, fmt.Errorf("informer for %v did not sync: %w", typ, context.Cause(ctx))

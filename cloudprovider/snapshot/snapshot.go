@@ -129,7 +129,9 @@ func (c *Cloud) NodeGroupForNode(n *corev1.Node) (cloudprovider.NodeGroup, error
 }
 
 // Pricing is not offered.
-func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) { return nil, cloudprovider.ErrNotImplemented }
+func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
+	return nil, cloudprovider.ErrNotImplemented
+}
 
 // GPULabel is the label NVIDIA's GPU feature discovery puts on GPU nodes.
 func (c *Cloud) GPULabel() string { return "nvidia.com/gpu.present" }

@@ -91,6 +91,19 @@ func localCloudClient(env *loopEnv) (kubernetes.Interface, error) {
 const localCloudQPS = 50
 
 func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *config.Options) (*local.Cloud, error) {
+	cloud, err := newLocalCloud(client, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := cloud.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start local cloud: %w", err)
+	}
+	return cloud, nil
+}
+
+// newLocalCloud is the local cloud of the flags, not started: it launches
+// nothing and learns its nodes from the cluster at each Refresh.
+func newLocalCloud(client kubernetes.Interface, opts *config.Options) (*local.Cloud, error) {
 	cfg, err := local.LoadConfig(opts.LocalNodeGroups)
 	if err != nil {
 		return nil, err
@@ -101,9 +114,6 @@ func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *con
 	cloud, err := local.New(client, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("local cloud: %w", err)
-	}
-	if err := cloud.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start local cloud: %w", err)
 	}
 	return cloud, nil
 }
