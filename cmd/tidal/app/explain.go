@@ -27,6 +27,9 @@ type ExplainRequest struct {
 	// the live cluster of --kubeconfig, reading only.
 	FromFile string
 	Stdin    io.Reader
+	// Notes receives what was skipped of the snapshot; nil is standard
+	// error.
+	Notes io.Writer
 	// GroupLabels and Headroom set up the snapshot's node groups (see
 	// snapshot.Config).
 	GroupLabels []string
@@ -54,7 +57,10 @@ func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io
 	}
 	defer src.Cloud.Cleanup()
 	if note != "" {
-		fmt.Fprintln(os.Stderr, note)
+		if req.Notes == nil {
+			req.Notes = os.Stderr
+		}
+		fmt.Fprintln(req.Notes, note)
 	}
 	d, err := explain.Decide(ctx, src, core.OptionsFromConfig(opts))
 	if err != nil {
@@ -113,14 +119,20 @@ func newExplainCommands(opts *config.Options, logging *logsapi.LoggingConfigurat
 				return err
 			}
 			r := *req
-			r.Kind, r.Stdin = kind, cmd.InOrStdin()
+			r.Kind, r.Stdin, r.Notes = kind, cmd.InOrStdin(), cmd.ErrOrStderr()
 			if len(args) > 0 {
 				r.Name = args[0]
 			}
 			return Explain(cmd.Context(), opts, r, cmd.OutOrStdout())
 		}
 	}
-	explainCmd := &cobra.Command{Use: "explain", Short: "Say why tidal would or would not scale for a pod, a node or a node group"}
+	explainCmd := &cobra.Command{Use: "explain", Short: "Say why tidal would or would not scale for a pod, a node or a node group",
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("explain what? pod NAMESPACE/NAME, node NAME or nodegroup NAME")
+			}
+			return fmt.Errorf("explain %q: want pod NAMESPACE/NAME, node NAME or nodegroup NAME", args[0])
+		}}
 	for _, sub := range []struct{ use, short, kind string }{
 		{"pod NAMESPACE/NAME", "Why a pod waits: the node group tidal grows for it, or why none can host it", "pod"},
 		{"node NAME", "Whether tidal can remove a node, and what keeps it", "node"},
