@@ -78,6 +78,8 @@ type Options struct {
 	HPA HPAOptions
 	// Coexist: beside Cluster Autoscaler.
 	Coexist CoexistOptions
+	// DryRun is shadow mode (--dry-run): decide, record, act on nothing.
+	DryRun bool
 }
 
 // NewOptions returns the defaults.
@@ -138,6 +140,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.HPA.AddFlags(fs)
 	addAcceptedCAFlags(fs)
 	o.Coexist.AddFlags(fs)
+	o.addDryRunFlag(fs)
 }
 
 // Validate checks every option and fills the parsed fields. The error names
@@ -166,6 +169,8 @@ func (o *Options) Validate() error {
 		o.validateInactivity(), o.validateLeaderElection(), o.validateClient())
 	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate(),
 		o.Coexist.Validate())
+	// After Coexist.Validate, which parses Cluster Autoscaler's Lease.
+	errs = append(errs, o.applyDryRunNames())
 	return errors.Join(errs...)
 }
 

@@ -21,6 +21,11 @@ func (l *NodeLoop) cancel(ctx context.Context, o *observation, c clusterstate.Ca
 	if g == nil {
 		return
 	}
+	if l.opts.DryRun {
+		// The nodes are another autoscaler's to cancel; counted once.
+		l.dryRunCancelled(ctx, c.Group, len(c.Instances), c.Reason)
+		return
+	}
 	reason := "failed"
 	if strings.Contains(c.Reason, "ProvisionTimeout") {
 		reason = "timeout"

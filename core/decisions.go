@@ -43,9 +43,8 @@ type ScaleUpDecisions struct {
 	// Awaiting maps pods that fit on requested nodes not yet ready to
 	// those nodes' group.
 	Awaiting map[string]string `json:"awaiting,omitempty"`
-	// Refused names the groups that refused to grow when asked: the
-	// decisions above are the ones made before (the loop then decided
-	// again without them).
+	// Refused names the groups that refused to grow when asked; the
+	// decisions above are the last ones, made without them.
 	Refused []string `json:"refused,omitempty"`
 }
 
@@ -168,7 +167,7 @@ func scaleUpDecisions(r *iterationReport) ScaleUpDecisions {
 		byUID[p.UID] = p
 	}
 	su.Refused = r.failedGroups
-	p := r.firstPlan
+	p := r.plan
 	if p == nil {
 		return su
 	}

@@ -26,7 +26,7 @@ func TestDecisionsOfReport(t *testing.T) {
 		observation: &observation{now: time.Unix(1_800_000_000, 0), pending: []*corev1.Pod{big, web},
 			groupOfNode: map[string]string{"n1": "small", "n2": ""}},
 		health: clusterstate.Health{Healthy: true},
-		firstPlan: &scaleup.Plan{
+		plan: &scaleup.Plan{
 			ScaleUps: []scaleup.ScaleUp{{Group: "large", From: 1, To: 3, Pods: []*corev1.Pod{web},
 				Estimates: []scaleup.EstimateSummary{{Group: "large", NodeCount: 2, Pods: 1}, {Group: "small", NodeCount: 4, Pods: 1}},
 				Decision:  expander.Decision{Steps: []expander.Step{{Strategy: "least-waste", Kept: []string{"large"}}}}}},

@@ -89,6 +89,8 @@ type NodeLoop struct {
 	errorsReported sync.Map
 	// mem is what the decisions carry from one iteration to the next.
 	mem memory
+	// dry is shadow mode's record of standing decisions (Options.DryRun).
+	dry *dryRun
 	// decisions is what the last iteration concluded (LastDecisions).
 	decisions atomic.Pointer[Decisions]
 }
@@ -109,6 +111,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		state:   clusterstate.New(cfg.Options.ClusterState),
 		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
 		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
+		dry: newDryRun(),
 		mem: memory{rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c))},
 	}
 	// GPU nodes are ready once their GPUs are, by the provider's label.
@@ -357,6 +360,10 @@ func (l *NodeLoop) debounce(ctx context.Context) bool {
 // first iteration that acts, and reports whether it did: while Cluster
 // Autoscaler runs, the taints may be its drains'.
 func (l *NodeLoop) cleanUpTaintsUnlessAside(ctx context.Context) bool {
+	if l.opts.DryRun {
+		// Shadow mode writes no taint, and takes none off.
+		return true
+	}
 	if aside, _ := l.rival.standAside(ctx); aside {
 		return false
 	}
@@ -385,17 +392,23 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 		l.lastActivity.Store(l.clock.Now().UnixNano())
 		l.cfg.Metrics.activity("main", l.clock.Now())
 	}()
-	// A running Cluster Autoscaler acts on the same nodes: stand aside.
-	if aside, err := l.rival.standAside(ctx); aside || err != nil {
-		return err
+	// A running Cluster Autoscaler acts on the same nodes: stand aside,
+	// unless in shadow mode, which acts on nothing.
+	if !l.opts.DryRun {
+		if aside, err := l.rival.standAside(ctx); aside || err != nil {
+			return err
+		}
 	}
 	obs, err := l.observer.observe(ctx)
 	if err != nil {
 		return err
 	}
+	l.dry.begin()
 	// Taints failed removals could not take off come off first, whatever
 	// else this iteration does.
-	l.actuator.untaintStrays(ctx)
+	if !l.opts.DryRun {
+		l.actuator.untaintStrays(ctx)
+	}
 	health := l.updateClusterState(ctx, obs)
 	report := &iterationReport{observation: obs, health: health}
 	defer func() {
@@ -405,6 +418,10 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 		}
 		report.removing, _ = l.actuator.deleting()
 		report.unneededSince = l.mem.unneeded
+		if l.opts.DryRun {
+			l.dry.end(err == nil)
+			l.dryRunTargets(obs)
+		}
 		l.publisher.publish(ctx, report)
 		l.decisions.Store(decisionsOf(report))
 	}()

@@ -30,6 +30,11 @@ type Metrics struct {
 	FailedScaleDowns    *prometheus.CounterVec
 	EvictedPods         *prometheus.CounterVec
 
+	// Shadow mode (--dry-run): the decisions not carried out.
+	DryRunDecisions  *prometheus.CounterVec
+	DryRunNodes      *prometheus.CounterVec
+	DryRunTargetSize *prometheus.GaugeVec
+
 	ca *caMetrics
 }
 
@@ -111,12 +116,31 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 		Name: "tidal_evicted_pods_total",
 		Help: "Evictions by result: succeeded, retried (refused, tried again), failed.",
 	}, []string{"eviction_result"})
+	m.DryRunDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidal_dry_run_decisions_total",
+		Help: "With --dry-run: decisions made and not carried out, each counted once while it stands, by kind (scale_up, scale_down, cancel) and node group.",
+	}, []string{"kind", "node_group"})
+	m.DryRunNodes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidal_dry_run_nodes_total",
+		Help: "With --dry-run: nodes the decisions would have added (scale_up), removed (scale_down) or cancelled (cancel), by node group.",
+	}, []string{"kind", "node_group"})
+	m.DryRunTargetSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tidal_dry_run_node_group_target_size",
+		Help: "With --dry-run: the target size each node group would have had after the last iteration's scale-ups.",
+	}, []string{"node_group"})
+	reg.MustRegister(m.DryRunDecisions, m.DryRunNodes, m.DryRunTargetSize)
 	reg.MustRegister(m.UnneededNodes, m.UnremovableNodes, m.ScaleDownInCooldown, m.ScaledDownNodes, m.FailedScaleDowns, m.EvictedPods)
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
 	m.ca = newCAMetrics(perNodeGroup)
 	reg.MustRegister(m.ca.collectors()...)
 	return m
+}
+
+// dryRunDecision counts a decision of shadow mode and its nodes.
+func (m *Metrics) dryRunDecision(kind, group string, nodes int) {
+	m.DryRunDecisions.WithLabelValues(kind, group).Inc()
+	m.DryRunNodes.WithLabelValues(kind, group).Add(float64(nodes))
 }
 
 func (m *Metrics) observe(function string, d time.Duration) {

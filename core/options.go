@@ -61,6 +61,10 @@ type Options struct {
 	// config.StatusLayoutClusterAutoscaler.
 	StatusLayout string
 
+	// DryRun is shadow mode: decide, record each decision (dryrun.go),
+	// act on none. The loop then also runs beside a Cluster Autoscaler.
+	DryRun bool
+
 	// ClusterAutoscalerLease is the namespace and name of Cluster
 	// Autoscaler's Lease, held by a running one: the loop does not act
 	// meanwhile. An empty name watches none.
@@ -101,6 +105,6 @@ func OptionsFromConfig(o *config.Options) Options {
 		},
 		Taints:               clusterstate.Taints{Startup: slices.Concat(o.Taints.StartupTaints, o.Taints.IgnoreTaints), Status: o.Taints.StatusTaints},
 		WriteStatusConfigMap: su.WriteStatusConfigMap, StatusConfigMapName: su.StatusConfigMapName, RecordDuplicatedEvents: su.RecordDuplicatedEvents,
-		ScaleDown: sd, MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
+		DryRun: o.DryRun, ScaleDown: sd, MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
 	}
 }

@@ -18,12 +18,9 @@ import (
 // iterationReport is what one iteration saw and did, for the status
 // ConfigMap and the metrics.
 type iterationReport struct {
-	observation *observation
-	health      clusterstate.Health
-	plan        *scaleup.Plan
-	// firstPlan is the iteration's first scale-up decision, before a group
-	// refused to grow (plan is the last one).
-	firstPlan    *scaleup.Plan
+	observation  *observation
+	health       clusterstate.Health
+	plan         *scaleup.Plan
 	expendable   int
 	young        int
 	unsupported  int

@@ -46,7 +46,9 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 	l.mem.unneeded = scaledown.Track(l.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
 	l.cfg.Metrics.ca.unneededNodesCount.Set(float64(len(plan.Unneeded)))
-	l.softTaint(ctx, plan, nodes)
+	if !l.opts.DryRun {
+		l.softTaint(ctx, plan, nodes)
+	}
 	decision := scaledown.Removals(l.removalInput(o, plan, report))
 	sd.cooldown = decision.Waiting
 	cooling := 0.0
@@ -56,6 +58,10 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 	l.cfg.Metrics.ScaleDownInCooldown.Set(cooling)
 	l.cfg.Metrics.ca.scaleDownInCooldown.Set(cooling)
 	for _, r := range decision.Start {
+		if l.opts.DryRun {
+			l.dryRunRemoval(ctx, r, nodes[r.Node])
+			continue
+		}
 		l.actuator.start(l.lifetime, removal{node: nodes[r.Node], group: o.group(r.Group).group, pods: r.Evict,
 			daemonSet: r.Pods.DaemonSet, kind: r.Kind})
 		sd.started = append(sd.started, r.Node)

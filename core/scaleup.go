@@ -29,9 +29,6 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 			return fmt.Errorf("scale-up decision: %w", err)
 		}
 		report.plan = plan
-		if attempt == 0 {
-			report.firstPlan = plan
-		}
 		if !reused {
 			l.cfg.Metrics.observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
 			l.cfg.Metrics.observe("scaleUp:estimate", plan.Timings.Estimate)

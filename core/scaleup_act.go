@@ -24,6 +24,10 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 	for _, up := range plan.ScaleUps {
 		g := o.group(up.Group)
 		delta := up.To - up.From
+		if l.opts.DryRun {
+			results = append(results, l.dryRunScaleUp(ctx, up))
+			continue
+		}
 		logger.Info("Scaling up", "nodeGroup", up.Group, "from", up.From, "to", up.To, "pods", len(up.Pods),
 			"expander", up.Decision.Steps, "options", up.Estimates, "packing", packingOf(plan))
 		if err := g.group.IncreaseSize(delta); err != nil {

@@ -39,6 +39,14 @@ func TestDecisionsOnFixture(t *testing.T) {
 	if u := d.ScaleDown.Unneeded; len(u) != 1 || u[0].Node != "small-c" || !u[0].Empty {
 		t.Errorf("unneeded %+v, want small-c, empty", u)
 	}
+	for _, g := range d.NodeGroups {
+		if g.Health != "Healthy" {
+			t.Errorf("node group %+v after the decision, want it healthy: deciding asks the cloud for nothing", g)
+		}
+	}
+	if len(d.ScaleUp.Refused) > 0 {
+		t.Errorf("groups %v refused to grow, want none asked", d.ScaleUp.Refused)
+	}
 	blockers := map[string]string{}
 	for _, u := range d.ScaleDown.Unremovable {
 		blockers[u.Node] = u.Pod + " " + u.Blocker

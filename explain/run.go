@@ -41,10 +41,10 @@ func FileSource(s *Snapshot, cfg snapshot.Config, newFactory NewFactory) (Source
 }
 
 // Options are the node loop's options for one decision that must not act:
-// no status ConfigMap written, and no standing aside while Cluster
-// Autoscaler runs (explaining beside it is the point).
+// dry run, no status ConfigMap written, and no standing aside while
+// Cluster Autoscaler runs (explaining beside it is the point).
 func Options(o core.Options) core.Options {
-	o.WriteStatusConfigMap = false
+	o.DryRun, o.WriteStatusConfigMap = true, false
 	o.ClusterAutoscalerLeaseNamespace, o.ClusterAutoscalerLeaseName = "", ""
 	return o
 }

@@ -64,18 +64,3 @@ func TestGivenGroupsAndLabel(t *testing.T) {
 		t.Error("a group with more nodes than its maximum was accepted")
 	}
 }
-
-func TestReadOnlyWrapper(t *testing.T) {
-	inner, err := New([]*corev1.Node{node("a1", map[string]string{"pool": "a"})}, Config{Labels: []string{"pool"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := ReadOnly(inner)
-	g, _ := c.NodeGroupForNode(node("a1", map[string]string{"pool": "a"}))
-	if g == nil || !errors.Is(g.IncreaseSize(1), ErrReadOnly) || !errors.Is(c.NodeGroups()[0].DeleteNodes(nil), ErrReadOnly) {
-		t.Errorf("wrapped group %v changes", g)
-	}
-	if l := cloudprovider.BalancingIgnoredLabels(c); len(l) != 1 || l[0] != "pool" {
-		t.Errorf("balancing labels %v, want the wrapped provider's", l)
-	}
-}

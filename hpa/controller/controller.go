@@ -76,6 +76,11 @@ type Config struct {
 	// OtherAutoscalers, when set, lists the autoscalers of another kind on
 	// a scale target; a target that has any is not scaled (AmbiguousOwner).
 	OtherAutoscalers OtherAutoscalers
+	// DryRun is shadow mode: the controller computes as always but writes
+	// neither /scale nor the autoscalers' status; each rescale it would
+	// have made is an event (the recorder prefixes DryRun), a log line and
+	// tidal_dry_run_pod_autoscaler_* metrics.
+	DryRun bool
 }
 
 // Rescale is a successful change of a scale target's replicas.
@@ -95,6 +100,8 @@ type Controller struct {
 	queue     workqueue.TypedRateLimitingInterface[string]
 	selectors *selectorIndex
 	handler   cache.ResourceEventHandlerRegistration
+	// wanted is, in shadow mode, the count each autoscaler last wanted.
+	wanted *dryRunWanted
 	// lastActivity is when a worker last took the heartbeat (unix ns).
 	lastActivity atomic.Int64
 }
@@ -115,6 +122,7 @@ func New(cfg Config) (*Controller, error) {
 		cfg:       cfg,
 		clock:     cfg.Clock,
 		selectors: newSelectorIndex(),
+		wanted:    &dryRunWanted{last: map[string]int32{}},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](failureBaseDelay, cfg.SyncPeriod),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "podautoscaler"}),

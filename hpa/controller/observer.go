@@ -27,6 +27,8 @@ type Observer struct {
 	metricErrors *prometheus.CounterVec
 	statusWrites prometheus.Counter
 	panics       prometheus.Counter
+	dryRescales  *prometheus.CounterVec
+	dryDesired   *prometheus.GaugeVec
 }
 
 // NewObserver registers the pod loop's metrics:
@@ -39,7 +41,10 @@ type Observer struct {
 //     could not be computed;
 //   - tidal_pod_autoscaler_status_writes_total: status updates sent;
 //   - tidal_pod_autoscaler_reconciliation_panics_total: syncs that failed
-//     inside tidal and were recovered (each is a bug: see the log).
+//     inside tidal and were recovered (each is a bug: see the log);
+//   - tidal_dry_run_pod_autoscaler_rescales_total{namespace,name} and
+//     tidal_dry_run_pod_autoscaler_desired_replicas{namespace,name}: with
+//     --dry-run, the rescales not written and the last count wanted.
 func NewObserver(reg prometheus.Registerer) *Observer {
 	o := &Observer{
 		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -63,6 +68,14 @@ func NewObserver(reg prometheus.Registerer) *Observer {
 			Name: "tidal_pod_autoscaler_reconciliation_panics_total",
 			Help: "Pod autoscaler syncs that failed inside tidal and were recovered.",
 		}),
+		dryRescales: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidal_dry_run_pod_autoscaler_rescales_total",
+			Help: "With --dry-run: rescales the pod loop decided and did not write.",
+		}, []string{"namespace", "name"}),
+		dryDesired: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tidal_dry_run_pod_autoscaler_desired_replicas",
+			Help: "With --dry-run: the replica count the pod loop last wanted to write.",
+		}, []string{"namespace", "name"}),
 	}
 	// Every metric type has its error series from the start, so that an
 	// alert on their rate reads series that exist.
@@ -70,7 +83,7 @@ func NewObserver(reg prometheus.Registerer) *Observer {
 		autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType, autoscalingv2.ExternalMetricSourceType} {
 		o.metricErrors.WithLabelValues(string(t))
 	}
-	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites, o.panics)
+	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites, o.panics, o.dryRescales, o.dryDesired)
 	return o
 }
 
@@ -98,4 +111,18 @@ func (o *Observer) panicked() {
 	if o != nil {
 		o.panics.Inc()
 	}
+}
+
+func (o *Observer) dryRunRescale(namespace, name string, desired int32) {
+	if o == nil {
+		return
+	}
+	o.dryRescales.WithLabelValues(namespace, name).Inc()
+}
+
+func (o *Observer) dryRunDesired(namespace, name string, desired int32) {
+	if o == nil {
+		return
+	}
+	o.dryDesired.WithLabelValues(namespace, name).Set(float64(desired))
 }

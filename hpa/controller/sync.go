@@ -61,6 +61,7 @@ func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error
 	}
 	if a == nil {
 		c.selectors.remove(key)
+		c.wanted.forget(key)
 		return true, nil
 	}
 	s = &syncRun{
@@ -74,6 +75,11 @@ func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error
 		s.errLabel = errorInternal
 	}
 	s.capacityCondition()
+	if c.cfg.DryRun {
+		// The status belongs to the autoscaler that acts.
+		c.cfg.Observer.reconciled(s.action, s.errLabel, time.Since(start))
+		return false, err
+	}
 	written, werr := c.cfg.Store.WriteStatus(ctx, a, s.status, compactHistory(s.history))
 	if written {
 		c.cfg.Observer.statusWritten()
@@ -187,6 +193,11 @@ func (s *syncRun) run(ctx context.Context) error {
 			msg = d.Err.Error()
 		}
 		s.event(corev1.EventTypeWarning, EventFailedComputeMetricsReplicas, msg)
+	case d.Rescale && s.c.cfg.DryRun:
+		s.wouldRescale(current, d)
+	case s.c.cfg.DryRun:
+		// No rescale wanted now: the next one is new.
+		s.c.wanted.forget(a.Key)
 	case d.Rescale:
 		rescaleErr = s.rescale(ctx, a.Namespace, spec.ScaleTargetRef, gr, sc, d.DesiredReplicas)
 		s.rescaled(ctx, spec, current, d, rescaleErr)
@@ -328,4 +339,18 @@ func compactHistory(h hpa.History) hpa.History {
 	slices.SortStableFunc(recs, func(a, b hpa.Recommendation) int { return a.Timestamp.Time.Compare(b.Timestamp.Time) })
 	h.Recommendations = recs
 	return h
+}
+
+// wouldRescale records, in shadow mode, the rescale the sync would have
+// written: the event the write would have recorded, a log line and the
+// metrics. The history is not changed: it is the acting autoscaler's.
+func (s *syncRun) wouldRescale(current int32, d hpa.Decision) {
+	s.c.cfg.Observer.dryRunDesired(s.a.Namespace, s.a.Name, d.DesiredReplicas)
+	if !s.c.wanted.changed(s.a.Key, d.DesiredReplicas) {
+		// The same decision as at the last sync: nothing acted on it.
+		return
+	}
+	s.event(corev1.EventTypeNormal, EventSuccessfulRescale, fmt.Sprintf("New size: %d; reason: %s (dry run: not written)", d.DesiredReplicas, d.Reason))
+	s.logger.Info("Dry run: would rescale", "scaleTarget", s.ref, "from", current, "to", d.DesiredReplicas, "reason", d.Reason)
+	s.c.cfg.Observer.dryRunRescale(s.a.Namespace, s.a.Name, d.DesiredReplicas)
 }

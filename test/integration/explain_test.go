@@ -57,19 +57,7 @@ func TestExplainThenTheLoopDoesIt(t *testing.T) {
 	createPDB(t, minAvailablePDB(ns, "guarded", 1))
 	blocked := waitRunning(t, ns, "guarded", 1, 30*time.Second)[0].Spec.NodeName
 	createDeployment(t, deployment(ns, "big", 2, "3", "4Gi"))
-	poll(t, 30*time.Second, "both big pods marked unschedulable", func(ctx context.Context) (bool, error) {
-		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=big"})
-		if err != nil {
-			return false, err
-		}
-		n := 0
-		for i := range pods.Items {
-			if core.IsUnschedulable(&pods.Items[i]) {
-				n++
-			}
-		}
-		return n == 2, nil
-	})
+	waitUnschedulable(t, ns, "big", 2)
 	flags := append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups))
 	opts := explainOptions(t, flags...)
 

@@ -95,6 +95,13 @@ func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *con
 	if err != nil {
 		return nil, err
 	}
+	if opts.DryRun {
+		// A shadow's local cloud only reads the nodes: it launches none.
+		if err := cloud.Refresh(); err != nil {
+			return nil, fmt.Errorf("local cloud: %w", err)
+		}
+		return cloud, nil
+	}
 	if err := cloud.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start local cloud: %w", err)
 	}

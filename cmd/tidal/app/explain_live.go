@@ -8,7 +8,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/cloudprovider/snapshot"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/explain"
 )
@@ -30,7 +29,7 @@ func liveSource(ctx context.Context, opts *config.Options) (explain.Source, erro
 	if err != nil {
 		return explain.Source{}, err
 	}
-	return explain.Source{Client: client, Factory: NewInformerFactory(client), Cloud: snapshot.ReadOnly(cloud)}, nil
+	return explain.Source{Client: client, Factory: NewInformerFactory(client), Cloud: cloudprovider.DryRun(cloud, nil)}, nil
 }
 
 // describingCloud is the provider of --cloud-provider, built to describe

@@ -131,6 +131,7 @@ func runPodLoop(ctx context.Context, env *term, pods controller.PodLister, hpas 
 		Capacity:   env.nodeLoop.CapacityFor,
 
 		OtherAutoscalers: others,
+		DryRun:           env.opts.DryRun,
 	})
 	if err != nil {
 		return err

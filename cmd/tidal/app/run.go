@@ -97,12 +97,19 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	if s.transport != nil {
 		restCfg.Wrap(s.transport)
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var guard *dryRunGuard
+	if opts.DryRun {
+		// Outermost, so a refused write never reaches the network.
+		guard = newDryRunGuard(opts, reg)
+		restCfg.Wrap(guard.wrap)
+		logger.Info("Dry run: deciding without acting", "lease", opts.LeaseName, "statusConfigMap", opts.ScaleUp.StatusConfigMapName)
+	}
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h := newHealth(opts.MaxInactivity, opts.MaxFailingTime)
 	serverCtx, stopServer := context.WithCancel(ctx)
 	defer stopServer()
@@ -114,7 +121,7 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	logger.Info("Serving /healthz and /metrics", "address", opts.Address)
 
 	env := &loopEnv{opts: opts, restConfig: restCfg, client: client, registry: reg, health: h,
-		nodeMetrics: core.NewMetrics(reg, opts.EmitPerNodeGroupMetrics), podMetrics: newPodLoopMetrics(reg), seams: s}
+		nodeMetrics: core.NewMetrics(reg, opts.EmitPerNodeGroupMetrics), podMetrics: newPodLoopMetrics(reg), seams: s, dryRun: guard}
 	run := func(ctx context.Context) error { return runLoops(ctx, env) }
 	if !opts.LeaderElect {
 		return run(ctx)
@@ -155,6 +162,8 @@ type loopEnv struct {
 	nodeMetrics *core.Metrics
 	podMetrics  *podLoopMetrics
 	seams       seams
+	// dryRun is shadow mode's guard, nil unless --dry-run.
+	dryRun *dryRunGuard
 }
 
 // term is what one leadership term's loops share, made once by runLoops.
@@ -183,6 +192,9 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	if env.seams.cloud != nil {
 		cloud = env.seams.cloud(cloud)
 	}
+	if env.dryRun != nil {
+		cloud = env.dryRun.cloud(cloud)
+	}
 
 	// Events get a client of their own, so that a burst of them (one per
 	// pod a scale-up helps) never delays a taint or an eviction.
@@ -193,7 +205,10 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventsClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
+	var recorder record.EventRecorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ComponentName})
+	if env.dryRun != nil {
+		recorder = dryRunRecorder{next: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DryRunComponentName})}
+	}
 
 	loop, err := core.NewNodeLoop(ctx, core.Config{
 		Cloud: cloud, Client: client, Factory: factory, Recorder: recorder, Metrics: env.nodeMetrics,
