@@ -63,6 +63,8 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 		}
 		for i := range ups {
 			ups[i].Rejected = reasons.rejected(work, ups[i].Pods)
+			// The group grown helped these pods, if not all of their kind.
+			delete(ups[i].Rejected, ups[i].Group)
 		}
 		d.plan.ScaleUps = append(d.plan.ScaleUps, ups...)
 		// The scale-up added nodes: the next round checks afresh.
