@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -36,6 +37,9 @@ type ExplainRequest struct {
 	Headroom    int
 }
 
+// explainTimeout bounds one explain: reading the cluster and deciding.
+const explainTimeout = 5 * time.Minute
+
 // Explain runs one iteration of the node loop that acts on nothing, over
 // the snapshot or the live cluster, and writes its answer to w. An answer
 // (a pod not found, a node of no group) is no error; a bad request, an
@@ -51,6 +55,9 @@ func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io
 			return fmt.Errorf("pod %q: want NAMESPACE/NAME", req.Name)
 		}
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, explainTimeout,
+		fmt.Errorf("no answer within %v: is the API server of --kubeconfig reachable?", explainTimeout))
+	defer cancel()
 	src, note, err := explainSource(ctx, opts, req)
 	if err != nil {
 		return err
@@ -123,7 +130,9 @@ func newExplainCommands(opts *config.Options, logging *logsapi.LoggingConfigurat
 			if len(args) > 0 {
 				r.Name = args[0]
 			}
-			return Explain(cmd.Context(), opts, r, cmd.OutOrStdout())
+			ctx, stop := signalContext()
+			defer stop()
+			return Explain(ctx, opts, r, cmd.OutOrStdout())
 		}
 	}
 	explainCmd := &cobra.Command{Use: "explain", Short: "Say why tidal would or would not scale for a pod, a node or a node group",

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -68,5 +69,34 @@ func TestSimulateJSON(t *testing.T) {
 	}
 	if len(d.ScaleUp.ScaleUps) != 1 || d.ScaleUp.ScaleUps[0].NodeGroup != "xlarge" || len(d.ScaleDown.Unneeded) != 1 {
 		t.Errorf("decisions %+v, want xlarge grown and one node unneeded", d)
+	}
+}
+
+type okTransport struct{ calls int }
+
+func (o *okTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	o.calls++
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+}
+
+// Live explain's client reads and never writes: every other request fails
+// before it leaves.
+func TestExplainClientRefusesWrites(t *testing.T) {
+	next := &okTransport{}
+	rt := refuseWrites(next)
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		req, _ := http.NewRequest(m, "https://api/api/v1/pods?watch=true", nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Errorf("%s refused: %v", m, err)
+		}
+	}
+	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		req, _ := http.NewRequest(m, "https://api/api/v1/namespaces/default/events", nil)
+		if _, err := rt.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "read-only") {
+			t.Errorf("%s: error %v, want it refused as read-only", m, err)
+		}
+	}
+	if next.calls != 2 {
+		t.Errorf("%d requests reached the server, want the 2 reads", next.calls)
 	}
 }
