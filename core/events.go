@@ -25,7 +25,17 @@ type eventDeduper struct {
 
 	mu   sync.Mutex
 	last map[string]time.Time
+	// early are status events recorded before the status ConfigMap was
+	// first written (the first iteration's), sent once it is.
+	early []statusEvent
 }
+
+// statusEvent is an event kept for the status ConfigMap.
+type statusEvent struct{ eventType, reason, msg string }
+
+// maxEarlyStatusEvents bounds the events kept for a status ConfigMap that
+// may never be written (--write-status-configmap=false).
+const maxEarlyStatusEvents = 100
 
 func newEventDeduper(r record.EventRecorder, c clock.Clock, recordDuplicates bool) *eventDeduper {
 	return &eventDeduper{recorder: r, clock: c, all: recordDuplicates, last: map[string]time.Time{}}
@@ -77,9 +87,32 @@ func (e *eventDeduper) onConfigMap(cm *corev1.ConfigMap, eventType, reason, form
 	e.record(cm, string(cm.UID), eventType, reason, format, args...)
 }
 
-// onStatus records an event on the status ConfigMap, once it exists.
+// onStatus records an event on the status ConfigMap, or keeps it until
+// the ConfigMap exists (sendEarlyStatusEvents).
 func (e *eventDeduper) onStatus(s *statusWriter, eventType, reason, format string, args ...any) {
 	if cm := s.object(); cm != nil {
 		e.onConfigMap(cm, eventType, reason, format, args...)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.early) < maxEarlyStatusEvents {
+		e.early = append(e.early, statusEvent{eventType, reason, fmt.Sprintf(format, args...)})
+	}
+}
+
+// sendEarlyStatusEvents records the events kept for want of the status
+// ConfigMap, once it has been written.
+func (e *eventDeduper) sendEarlyStatusEvents(s *statusWriter) {
+	cm := s.object()
+	if cm == nil {
+		return
+	}
+	e.mu.Lock()
+	early := e.early
+	e.early = nil
+	e.mu.Unlock()
+	for _, ev := range early {
+		e.onConfigMap(cm, ev.eventType, ev.reason, "%s", ev.msg)
 	}
 }

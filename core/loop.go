@@ -423,6 +423,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 			l.dryRunTargets(obs)
 		}
 		l.publisher.publish(ctx, report)
+		l.events.sendEarlyStatusEvents(l.publisher.status)
 		l.decisions.Store(decisionsOf(report))
 	}()
 	if !health.Healthy {
