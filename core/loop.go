@@ -91,6 +91,8 @@ type NodeLoop struct {
 	mem memory
 	// dry is shadow mode's record of standing decisions (Options.DryRun).
 	dry *dryRun
+	// decisions is what the last iteration concluded (LastDecisions).
+	decisions atomic.Pointer[Decisions]
 }
 
 // NewNodeLoop builds the loop and registers its informers on cfg.Factory,
@@ -422,6 +424,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 		}
 		l.publisher.publish(ctx, report)
 		l.events.sendEarlyStatusEvents(l.publisher.status)
+		l.decisions.Store(decisionsOf(report))
 	}()
 	if !health.Healthy {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)

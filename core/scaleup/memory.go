@@ -61,7 +61,7 @@ func (p *Plan) again(in Input) *Plan {
 	out.NoScaleUp = make([]NoScaleUp, len(p.NoScaleUp))
 	for i, n := range p.NoScaleUp {
 		g := byKey[n.Group.Key]
-		out.NoScaleUp[i] = NoScaleUp{Group: g, Pods: samePods(g, n.Pods), Reasons: n.Reasons}
+		out.NoScaleUp[i] = NoScaleUp{Group: g, Pods: samePods(g, n.Pods), Reasons: n.Reasons, ByNodeGroup: n.ByNodeGroup}
 	}
 	return &out
 }

@@ -130,3 +130,20 @@ func TestNoScaleUpNamesTheResource(t *testing.T) {
 		}
 	}
 }
+
+// Each node group's own reasons stay with the plan, for explaining one pod:
+// those of the pods no group helps, and of the groups that could not help
+// the pods a scale-up is for.
+func TestReasonsByNodeGroup(t *testing.T) {
+	plan := pinned(t, 5).decide("least-waste", nil)
+	selector := "node(s) didn't match Pod's node affinity/selector"
+	if by := plan.NoScaleUp[0].ByNodeGroup; len(by) != 2 || by["small"][0] != ReasonMaxSize || by["other"][0] != selector {
+		t.Fatalf("reasons by node group %v: want small at its max size and other not matching", by)
+	}
+	if len(plan.ScaleUps) != 1 {
+		t.Fatalf("scale-ups %+v, want one", plan.ScaleUps)
+	}
+	if rejected := plan.ScaleUps[0].Rejected; len(rejected) != 1 || len(rejected["other"]) != 1 || rejected["other"][0] != selector {
+		t.Fatalf("groups that could not help the scaled-up pods %v: want other alone, not matching", rejected)
+	}
+}

@@ -1,6 +1,10 @@
 package scaleup
 
 import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/tidal-autoscaler/tidal/estimator"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
@@ -65,6 +69,38 @@ func (r *reasons) of(g *simulator.PodGroup) map[string]int {
 	for _, why := range r.byGroup[g] {
 		for _, reason := range why {
 			out[reason]++
+		}
+	}
+	return out
+}
+
+// byNodeGroup is a copy of a pod group's reasons by node group.
+func (r *reasons) byNodeGroup(g *simulator.PodGroup) map[string][]string {
+	out := make(map[string][]string, len(r.byGroup[g]))
+	for nodeGroup, why := range r.byGroup[g] {
+		out[nodeGroup] = append([]string(nil), why...)
+	}
+	return out
+}
+
+// rejected merges, over the pod groups of work with a pod among pods, why
+// each node group could not help them.
+func (r *reasons) rejected(work []estimator.Work, pods []*corev1.Pod) map[string][]string {
+	in := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		in[podKey(p)] = true
+	}
+	out := map[string][]string{}
+	for _, w := range work {
+		if !slices.ContainsFunc(w.Pods, func(p *corev1.Pod) bool { return in[podKey(p)] }) {
+			continue
+		}
+		for nodeGroup, why := range r.byGroup[w.Check.Group] {
+			for _, reason := range why {
+				if !slices.Contains(out[nodeGroup], reason) {
+					out[nodeGroup] = append(out[nodeGroup], reason)
+				}
+			}
 		}
 	}
 	return out

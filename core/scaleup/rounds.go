@@ -61,6 +61,11 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 		if len(ups) == 0 {
 			break
 		}
+		for i := range ups {
+			ups[i].Rejected = reasons.rejected(work, ups[i].Pods)
+			// The group grown helped these pods, if not all of their kind.
+			delete(ups[i].Rejected, ups[i].Group)
+		}
 		d.plan.ScaleUps = append(d.plan.ScaleUps, ups...)
 		// The scale-up added nodes: the next round checks afresh.
 		remaining = without(remaining, ups)
@@ -71,7 +76,8 @@ func (d *decision) rounds(ctx context.Context, remaining []pending) error {
 			d.skip(r.group, r.pods)
 			continue
 		}
-		d.plan.NoScaleUp = append(d.plan.NoScaleUp, NoScaleUp{Group: r.group, Pods: r.pods, Reasons: reasons.of(r.group)})
+		d.plan.NoScaleUp = append(d.plan.NoScaleUp, NoScaleUp{Group: r.group, Pods: r.pods, Reasons: reasons.of(r.group),
+			ByNodeGroup: reasons.byNodeGroup(r.group)})
 	}
 	return nil
 }

@@ -102,6 +102,9 @@ type ScaleUp struct {
 	Decision  expander.Decision
 	Balanced  bool
 	Estimates []EstimateSummary
+	// Rejected says, per node group that could not help the pods, why
+	// (set by the rounds; a whole-plan packing leaves it empty).
+	Rejected map[string][]string
 }
 
 // EstimateSummary is what one node group's estimate offered.
@@ -119,6 +122,9 @@ type NoScaleUp struct {
 	Group   *simulator.PodGroup
 	Pods    []*corev1.Pod
 	Reasons map[string]int
+	// ByNodeGroup is the same reasons per node group (node group → its
+	// reasons), for explaining one pod.
+	ByNodeGroup map[string][]string
 }
 
 // Timings are the durations of the decision's phases.

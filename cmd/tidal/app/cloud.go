@@ -93,16 +93,9 @@ func localCloudClient(env *loopEnv) (kubernetes.Interface, error) {
 const localCloudQPS = 50
 
 func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *config.Options) (*local.Cloud, error) {
-	cfg, err := local.LoadConfig(opts.LocalNodeGroups)
+	cloud, err := newLocalCloud(client, opts)
 	if err != nil {
 		return nil, err
-	}
-	if err := cfg.ApplyNodeGroupFlags(opts.NodeGroups); err != nil {
-		return nil, err
-	}
-	cloud, err := local.New(client, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("local cloud: %w", err)
 	}
 	if opts.DryRun {
 		// A shadow's local cloud only reads the nodes: it launches none.
@@ -113,6 +106,23 @@ func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *con
 	}
 	if err := cloud.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start local cloud: %w", err)
+	}
+	return cloud, nil
+}
+
+// newLocalCloud is the local cloud of the flags, not started: it launches
+// nothing and learns its nodes from the cluster at each Refresh.
+func newLocalCloud(client kubernetes.Interface, opts *config.Options) (*local.Cloud, error) {
+	cfg, err := local.LoadConfig(opts.LocalNodeGroups)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.ApplyNodeGroupFlags(opts.NodeGroups); err != nil {
+		return nil, err
+	}
+	cloud, err := local.New(client, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("local cloud: %w", err)
 	}
 	return cloud, nil
 }

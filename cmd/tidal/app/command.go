@@ -61,6 +61,7 @@ func newCommand(start starter) *cobra.Command {
 	addLoggingFlags(fs, logging)
 	cmd.Flags().BoolVar(&showVersion, "version", false, "Print tidal's version and exit.")
 	cmd.AddCommand(newLocalStub())
+	cmd.AddCommand(newExplainCommands(opts, logging)...)
 	return cmd
 }
 
