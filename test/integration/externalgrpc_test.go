@@ -2,11 +2,14 @@ package integration
 
 import (
 	"context"
+	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/externalgrpc/protos"
@@ -28,7 +31,13 @@ func (c *templateCalls) intercept(ctx context.Context, req any, info *grpc.Unary
 		c.calls[r.GetId()]++
 		c.mu.Unlock()
 	}
-	return h(ctx, req)
+	resp, err := h(ctx, req)
+	if _, ok := req.(*protos.NodeGroupAutoscalingOptionsRequest); ok && status.Code(err) == codes.Unimplemented {
+		c.mu.Lock()
+		c.calls["unimplemented options"]++
+		c.mu.Unlock()
+	}
+	return resp, err
 }
 
 func (c *templateCalls) of(group string) int {
@@ -67,11 +76,12 @@ func TestExternalGRPCScalesUpFromZeroAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := &templateCalls{calls: map[string]int{}}
-	lb, err := server.StartLoopback(ctx, cloud, t.TempDir(), 5*time.Second, grpc.UnaryInterceptor(calls.intercept))
+	serverCtx, stopServer := context.WithCancel(ctx)
+	lb, err := server.StartLoopback(serverCtx, cloud, t.TempDir(), 5*time.Second, grpc.UnaryInterceptor(calls.intercept))
 	if err != nil {
 		t.Fatalf("serve the local cloud: %v", err)
 	}
-	startTidal(t, append(scaleDownFlags, "--cloud-provider=externalgrpc", "--cloud-config="+lb.CloudConfig)...)
+	tl := startTidal(t, append(scaleDownFlags, "--cloud-provider=externalgrpc", "--cloud-config="+lb.CloudConfig)...)
 
 	// Pods of 1.5 CPU: one per 2-CPU node.
 	createDeployment(t, inGroup(deployment(ns, "web", 2, "1500m", "1Gi"), "eg-a"))
@@ -85,9 +95,28 @@ func TestExternalGRPCScalesUpFromZeroAndDown(t *testing.T) {
 		t.Fatal("eg-zero grew from no node without the server being asked for its template")
 	}
 
+	// The server goes away while the pods do: iterations fail, and no node
+	// is removed on what tidal could not read.
+	stopServer()
+	if err := lb.Wait(); err != nil {
+		t.Fatalf("server stopped with %v", err)
+	}
+	errorsBefore, _ := testenv.MetricSum(tl.Address, "tidal_errors_total")
 	scaleDeployment(t, ns, "web", 0)
 	scaleDeployment(t, ns, "batch", 0)
-	poll(t, 45*time.Second, "eg-a back to its min size 1 and eg-zero to 0", func(ctx context.Context) (bool, error) {
+	waitIterations(t, tl, 4) // past --scale-down-unneeded-time=2s
+	if errs, _ := testenv.MetricSum(tl.Address, "tidal_errors_total"); errs < errorsBefore+3 {
+		t.Errorf("tidal_errors_total went from %v to %v while the server was down, want the failed iterations counted", errorsBefore, errs)
+	}
+	if a, zero := nodeCount(t, "eg-a"), nodeCount(t, "eg-zero"); a != 2 || zero != 2 {
+		t.Fatalf("while the server was down the groups went to %d and %d nodes, want 2 and 2 kept", a, zero)
+	}
+
+	// The server comes back on the same address: tidal reconnects and
+	// shrinks the groups; the options it asks for are Unimplemented by
+	// the local cloud, and the defaults apply, as with Cluster Autoscaler.
+	restartLoopback(t, ctx, lb, cloud, grpc.UnaryInterceptor(calls.intercept))
+	poll(t, 60*time.Second, "eg-a back to its min size 1 and eg-zero to 0", func(ctx context.Context) (bool, error) {
 		a, err := groupNodes(ctx, "eg-a")
 		if err != nil {
 			return false, err
@@ -95,10 +124,36 @@ func TestExternalGRPCScalesUpFromZeroAndDown(t *testing.T) {
 		zero, err := groupNodes(ctx, "eg-zero")
 		return len(a) == 1 && len(zero) == 0, err
 	})
+	if calls.of("unimplemented options") == 0 {
+		t.Error("no NodeGroupGetOptions call was answered Unimplemented: the defaults were not exercised")
+	}
 	for _, g := range cloud.NodeGroups() {
 		want := map[string]int{"eg-a": 1, "eg-zero": 0}[g.Id()]
 		if size, err := g.TargetSize(); err != nil || size != want {
 			t.Errorf("group %s target size %d (%v), want %d", g.Id(), size, err, want)
 		}
 	}
+}
+
+// restartLoopback serves cloud again on lb's address with its certificates
+// until the test ends.
+func restartLoopback(t *testing.T, ctx context.Context, lb *server.Loopback, cloud *local.Cloud, opts ...grpc.ServerOption) {
+	t.Helper()
+	tlsCfg, err := server.TLSConfig(lb.Files.ServerCert, lb.Files.ServerKey, lb.Files.CACert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", lb.Address)
+	if err != nil {
+		t.Fatalf("listen again on %s: %v", lb.Address, err)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(ctx, lis, cloud, tlsCfg, opts...) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("restarted server: %v", err)
+		}
+	})
 }
