@@ -134,7 +134,7 @@ type NodeGroupState struct {
 }
 
 // LastDecisions is what the last iteration concluded, nil before the
-// first.
+// first or without Options.KeepDecisions.
 func (l *NodeLoop) LastDecisions() *Decisions { return l.decisions.Load() }
 
 // decisionsOf turns an iteration's report into Decisions.

@@ -424,7 +424,9 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 		}
 		l.publisher.publish(ctx, report)
 		l.events.sendEarlyStatusEvents(l.publisher.status)
-		l.decisions.Store(decisionsOf(report))
+		if l.opts.KeepDecisions {
+			l.decisions.Store(decisionsOf(report))
+		}
 	}()
 	if !health.Healthy {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)

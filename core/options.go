@@ -64,6 +64,10 @@ type Options struct {
 	// DryRun is shadow mode: decide, record each decision (dryrun.go),
 	// act on none. The loop then also runs beside a Cluster Autoscaler.
 	DryRun bool
+	// KeepDecisions makes each iteration keep its conclusions as plain
+	// data (LastDecisions), for tidal explain; the running loops do not
+	// pay for it.
+	KeepDecisions bool
 
 	// ClusterAutoscalerLease is the namespace and name of Cluster
 	// Autoscaler's Lease, held by a running one: the loop does not act

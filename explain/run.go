@@ -44,7 +44,7 @@ func FileSource(s *Snapshot, cfg snapshot.Config, newFactory NewFactory) (Source
 // dry run, no status ConfigMap written, and no standing aside while
 // Cluster Autoscaler runs (explaining beside it is the point).
 func Options(o core.Options) core.Options {
-	o.DryRun, o.WriteStatusConfigMap = true, false
+	o.DryRun, o.WriteStatusConfigMap, o.KeepDecisions = true, false, true
 	o.ClusterAutoscalerLeaseNamespace, o.ClusterAutoscalerLeaseName = "", ""
 	return o
 }
