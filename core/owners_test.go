@@ -52,7 +52,7 @@ func TestObserverOwnersOfCandidatesPods(t *testing.T) {
 	pod("db-0", "a", "StatefulSet", "db")
 	pod("x-1", "a", "CustomSet", "x")
 	pod("api-1", "b", "ReplicaSet", "api")
-	got := ob.owners(snap, []scaledown.Candidate{{Name: "a"}, {Name: "gone"}})
+	got := ob.owners(snap, []scaledown.Candidate{{Name: "a"}, {Name: "gone"}}, nil)
 	want := map[scaledown.OwnerKey]bool{{Kind: "ReplicaSet", Namespace: "ns", Name: "web"}: true,
 		{Kind: "ReplicaSet", Namespace: "ns", Name: "old"}: false, {Kind: "StatefulSet", Namespace: "ns", Name: "db"}: false}
 	if len(got.Existing) != len(want) {

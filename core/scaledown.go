@@ -37,7 +37,7 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 	defer func() { l.cfg.Metrics.observe("scaleDown", l.clock.Since(start)) }()
 	sd := &scaleDownReport{}
 	report.scaleDown = sd
-	plan, err := l.planScaleDown(ctx, o, sd)
+	plan, err := l.planScaleDown(ctx, o, report, sd)
 	if err != nil {
 		return err
 	}
@@ -71,12 +71,17 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 }
 
 // planScaleDown is the plan of which candidates can go, made with the
-// headroom in place: headroom occupies room like a pod, so no node goes if
-// the headroom would no longer fit.
-func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, sd *scaleDownReport) (*scaledown.Plan, error) {
+// headroom in place (headroom occupies room like a pod, so no node goes if
+// the headroom would no longer fit) and with the pending pods that fit on
+// existing nodes pictured where scale-up found room for them, so a node
+// the scheduler is about to fill is not taken for empty.
+func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, report *iterationReport, sd *scaleDownReport) (*scaledown.Plan, error) {
 	in, err := l.scaleDownInput(o, sd)
 	if err != nil {
 		return nil, err
+	}
+	if report.plan != nil {
+		in.Arriving = report.plan.OnExisting
 	}
 	snap := l.checker.Snapshot()
 	snap.Fork()
@@ -84,7 +89,7 @@ func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, sd *scaleD
 	if in.Salt, err = l.placeHeadroom(ctx, o.headroom); err != nil {
 		return nil, err
 	}
-	in.Owners = l.observer.owners(snap, in.Candidates)
+	in.Owners = l.observer.owners(snap, in.Candidates, in.Arriving)
 	plan, reused, err := l.mem.scaleDown.Plan(ctx, in)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -77,6 +78,11 @@ type Input struct {
 	// Salt names what the caller changed in the snapshot in a fork (such
 	// as pods placed to keep headroom): the planner's memory keys on it.
 	Salt string
+	// Arriving are pending pods the scheduler is about to bind, each on
+	// the node where scale-up found room for it. The plan pictures them
+	// there: a node they would land on is not empty, and goes only if they
+	// fit elsewhere too. They are never evicted (they are not there yet).
+	Arriving []simulator.Placed
 }
 
 // Plan is which candidates can go now and why the others cannot.
@@ -85,6 +91,9 @@ type Plan struct {
 	Unremovable []Unremovable
 	// reads is what the plan read besides the input's plain fields.
 	reads reads
+	// arriving are the UIDs of the input's arriving pods the plan
+	// pictured on their nodes.
+	arriving map[types.UID]bool
 }
 
 // Unneeded is a node whose pods all fit elsewhere.
@@ -140,6 +149,9 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 		}
 	}
 	p := newPlanner(in, keys)
+	if err := p.pictureArriving(); err != nil {
+		return nil, err
+	}
 	if err := p.considerAll(ctx, p.order()); err != nil {
 		return nil, err
 	}
@@ -150,8 +162,25 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 	return p.plan, nil
 }
 
+// pictureArriving puts the arriving pods on their nodes in the snapshot
+// (forked by decide); a pod whose node is gone or being deleted is left
+// out: the scheduler will look for another node for it.
+func (p *planner) pictureArriving() error {
+	snap := p.in.Checker.Snapshot()
+	for _, a := range p.in.Arriving {
+		if snap.NodeInfo(a.Node) == nil {
+			continue
+		}
+		if err := snap.AddPod(a.Info, a.Node); err != nil {
+			return fmt.Errorf("picture arriving pod on %s: %w", a.Node, err)
+		}
+		p.plan.arriving[a.Info.GetPod().UID] = true
+	}
+	return nil
+}
+
 func newPlanner(in Input, keys *simulator.EquivalenceKeys) *planner {
-	return &planner{in: in, keys: keys, plan: &Plan{}, pdbs: newBudgets(in.PDBs), removed: map[string]int{},
+	return &planner{in: in, keys: keys, plan: &Plan{arriving: map[types.UID]bool{}}, pdbs: newBudgets(in.PDBs), removed: map[string]int{},
 		kinds: map[string]*kind{}, gone: map[string]bool{}, later: map[string]bool{},
 		checks: map[*framework.PodInfo]*simulator.GroupCheck{}}
 }

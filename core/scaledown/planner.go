@@ -68,7 +68,7 @@ func inputKey(in Input) uint64 {
 	for _, pdb := range sortedPDBs(in.PDBs) {
 		fmt.Fprintf(h, "%q/%q:%q:%d;", pdb.Namespace, pdb.Name, selectorString(pdb.Spec.Selector), pdb.Status.DisruptionsAllowed)
 	}
-	fmt.Fprintf(h, "|%v|%x", slices.Sorted(maps.Keys(in.Owners.Kinds)), ownersHash(in.Owners.Existing))
+	fmt.Fprintf(h, "|%v|%x|%x", slices.Sorted(maps.Keys(in.Owners.Kinds)), ownersHash(in.Owners.Existing), arrivingHash(in.Arriving))
 	return h.Sum64()
 }
 
@@ -95,6 +95,17 @@ func appendCandidate(buf []byte, c Candidate) []byte {
 	buf = strconv.AppendBool(buf, c.IgnoreDaemonSetsUtilization)
 	buf = strconv.AppendBool(buf, c.Unready)
 	return append(buf, ';')
+}
+
+// arrivingHash hashes which arriving pods go on which node, whatever
+// their order: the sum of each placement's own FNV-1a hash.
+func arrivingHash(arriving []simulator.Placed) uint64 {
+	var sum uint64
+	for _, a := range arriving {
+		p := a.Info.GetPod()
+		sum += fnvAdd(fnvAdd(fnvAdd(fnvOffset, string(p.UID)), p.ResourceVersion), a.Node)
+	}
+	return sum
 }
 
 // ownersHash hashes what is known of controllers whatever the map's

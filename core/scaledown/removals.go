@@ -192,7 +192,7 @@ func startNow(in RemovalInput) []Removal {
 func (in RemovalInput) removal(u Unneeded) Removal {
 	r := Removal{Unneeded: u, Kind: KindUnderutilized}
 	for _, p := range u.Pods.ToMove {
-		if !in.Pictured[p.UID] {
+		if !in.Pictured[p.UID] && !in.Plan.arriving[p.UID] {
 			r.Evict = append(r.Evict, p)
 		}
 	}

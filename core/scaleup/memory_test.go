@@ -43,6 +43,11 @@ func TestMemoryReusesADecisionThatAskedForNothing(t *testing.T) {
 		t.Fatalf("scale-ups %v, %d fit, %d awaiting, %d refused: want a web pod on n1, 2 on the upcoming node, the huge pod refused",
 			first.ScaleUps, first.FitExisting, len(first.Awaiting), len(first.NoScaleUp))
 	}
+	// The pod on n1 is the one scale-down must picture there; those on
+	// the upcoming node's copy are not.
+	if len(first.OnExisting) != 1 || first.OnExisting[0].Node != "n1" || first.Awaiting[first.OnExisting[0].Info.GetPod().UID] != "" {
+		t.Fatalf("on existing nodes %+v: want the one web pod that fits n1", first.OnExisting)
+	}
 	in := input()
 	again, reused, err := m.Decide(context.Background(), in)
 	if err != nil || !reused {

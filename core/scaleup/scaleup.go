@@ -72,6 +72,10 @@ type Plan struct {
 	ScaleUps []ScaleUp
 	// FitExisting counts pending pods that fit on existing or upcoming nodes.
 	FitExisting int
+	// OnExisting are the pending pods that fit on the free capacity of
+	// existing, ready nodes, with the node each went on: the scheduler is
+	// about to put them there, and scale-down must picture them there.
+	OnExisting []simulator.Placed
 	// Awaiting maps the UIDs of pending pods that fit on upcoming nodes
 	// (requested, not yet Ready) to those nodes' group.
 	Awaiting map[types.UID]string
@@ -277,6 +281,8 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 		for _, pl := range placed {
 			if group, ok := d.upcoming[pl.Node]; ok {
 				d.plan.Awaiting[pl.Info.GetPod().UID] = group
+			} else {
+				d.plan.OnExisting = append(d.plan.OnExisting, pl)
 			}
 		}
 		d.placed = append(d.placed, placed...)
