@@ -5,6 +5,9 @@ package main
 import (
 	"fmt"
 	"os"
+	// Schedules name IANA time zones; the image need not carry a zone
+	// database.
+	_ "time/tzdata"
 
 	"k8s.io/klog/v2"
 
