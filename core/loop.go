@@ -27,6 +27,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 	"github.com/tidal-autoscaler/tidal/simulator/factorylisters"
@@ -64,6 +65,7 @@ type NodeLoop struct {
 	events  *eventDeduper
 	prio    *priorityConfig
 	rival   *rivalWatch
+	sched   *schedules
 
 	ahead     *expectations
 	waiters   *waiters
@@ -151,7 +153,9 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	if n, ok := cfg.Cloud.(cloudprovider.InstanceErrorNotifier); ok {
 		n.NotifyInstanceErrors(l.instanceErrors)
 	}
-	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName)
+	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName,
+		nodeschedule.ConfigMapName)
+	l.sched = &schedules{source: l.configMaps}
 	l.prio = newPriorityConfig(l.configMaps, l.events)
 	l.publisher = &publisher{opts: l.opts, metrics: cfg.Metrics, status: newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)}
 	l.rival = newRivalWatch(cfg.Client, cfg.Options.ClusterAutoscalerLeaseNamespace, cfg.Options.ClusterAutoscalerLeaseName, cfg.Clock, l.events)
@@ -279,7 +283,7 @@ func (l *NodeLoop) Run(ctx context.Context) {
 	// The ConfigMap informers end with ctx, before Run returns.
 	defer l.configMaps.wait()
 	if err := l.configMaps.start(ctx); err != nil {
-		logger.Error(err, "ConfigMap informer did not start; the priority expander falls back to the next strategy")
+		logger.Error(err, "ConfigMap informers did not start; the priority expander falls back to the next strategy, no schedules apply")
 	}
 	l.lifetime = ctx
 	// The informers' caches may be synced before their handlers have fed
@@ -328,6 +332,11 @@ func (l *NodeLoop) nextWait() time.Duration {
 	}
 	if l.recheck > 0 && l.recheck < wait {
 		wait = l.recheck
+	}
+	// A schedule window opens or closes, or an allocation trigger is due.
+	if due := l.sched.due(); !due.IsZero() && due.Sub(l.clock.Now())+10*time.Millisecond < wait {
+		until := due.Sub(l.clock.Now())
+		wait = max(until, 0) + 10*time.Millisecond
 	}
 	return wait
 }
@@ -411,6 +420,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	}
 	health := l.updateClusterState(ctx, obs)
 	report := &iterationReport{observation: obs, health: health}
+	l.readSchedules(ctx, obs, report)
 	defer func() {
 		report.groups = map[string]clusterstate.GroupView{}
 		for _, g := range l.state.Groups() {
@@ -432,6 +442,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
 		return nil
 	}
+	l.enforceSchedules(ctx, obs, report)
 	err = l.scaleUp(ctx, obs, report)
 	l.waiters.update(obs.pending, report.plan)
 	l.recheck = nextRecheck(report.plan, l.recheck, l.opts.ScanInterval)

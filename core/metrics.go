@@ -35,7 +35,8 @@ type Metrics struct {
 	DryRunNodes      *prometheus.CounterVec
 	DryRunTargetSize *prometheus.GaugeVec
 
-	ca *caMetrics
+	ca    *caMetrics
+	sched *scheduleMetrics
 }
 
 // NewMetrics creates the metrics and registers them with reg; CA's per
@@ -132,6 +133,7 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 	reg.MustRegister(m.UnneededNodes, m.UnremovableNodes, m.ScaleDownInCooldown, m.ScaledDownNodes, m.FailedScaleDowns, m.EvictedPods)
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
+	m.sched = newScheduleMetrics(reg)
 	m.ca = newCAMetrics(perNodeGroup)
 	reg.MustRegister(m.ca.collectors()...)
 	return m

@@ -33,6 +33,9 @@ type iterationReport struct {
 	groups        map[string]clusterstate.GroupView
 	removing      []string
 	unneededSince map[string]time.Time
+	// schedules is what the schedules ConfigMap set (nil before it was
+	// read).
+	schedules *scheduleReport
 }
 
 // group is the cluster state's view of a node group at the iteration's end.
@@ -75,7 +78,14 @@ func (p *publisher) buildStatus(r *iterationReport) Status {
 	s.ClusterWide.ScaleUp = scaleUpStatus(r)
 	s.ClusterWide.ScaleDown = p.scaleDownStatus(r)
 	for _, g := range o.groups {
-		s.NodeGroups = append(s.NodeGroups, groupStatus(g, r.group(g.group.Id())))
+		st := groupStatus(g, r.group(g.group.Id()))
+		if r.schedules != nil {
+			st.Scheduled = describeBounds(r.schedules.bounds[g.group.Id()])
+		}
+		s.NodeGroups = append(s.NodeGroups, st)
+	}
+	if r.schedules != nil {
+		s.ScheduleProblems = r.schedules.problems
 	}
 	return s
 }

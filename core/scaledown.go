@@ -161,7 +161,9 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 	}
 	for _, g := range o.groups {
 		if g.problem == "" {
-			in.Groups[g.group.Id()] = scaledown.GroupSize{Target: g.target - perGroup[g.group.Id()], Min: g.group.MinSize()}
+			// A scheduled minimum holds the group up like the cloud's.
+			minSize, _ := l.effectiveSize(g)
+			in.Groups[g.group.Id()] = scaledown.GroupSize{Target: g.target - perGroup[g.group.Id()], Min: minSize}
 		}
 	}
 	for _, n := range o.nodes {

@@ -17,7 +17,9 @@ func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
 	var out []scaleup.Group
 	for _, g := range o.groups {
 		view := l.state.Group(g.group.Id())
-		sg := scaleup.Group{ID: g.group.Id(), Template: g.template, Min: g.group.MinSize(), Max: g.group.MaxSize(),
+		// A scheduled maximum caps the group below the cloud's.
+		minSize, maxSize := l.effectiveSize(g)
+		sg := scaleup.Group{ID: g.group.Id(), Template: g.template, Min: minSize, Max: maxSize,
 			Target: g.target, Upcoming: view.Upcoming}
 		switch {
 		case g.problem != "":

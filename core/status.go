@@ -35,6 +35,9 @@ type Status struct {
 	Time        string            `json:"time"`
 	ClusterWide ClusterWideStatus `json:"clusterWide"`
 	NodeGroups  []NodeGroupStatus `json:"nodeGroups"`
+	// ScheduleProblems are the malformed items of the tidal-schedules
+	// ConfigMap, which are ignored.
+	ScheduleProblems []string `json:"scheduleProblems,omitempty"`
 }
 
 // ClusterWideStatus is the cluster's health and the last scale-up decision.
@@ -126,6 +129,9 @@ type NodeGroupStatus struct {
 	BackoffTill string `json:"backoffUntil,omitempty"`
 	LastFailure string `json:"lastFailure,omitempty"`
 	LastScaleUp string `json:"lastScaleUp,omitempty"`
+	// Scheduled is what the active entries of the tidal-schedules
+	// ConfigMap set, such as "min 10, max 20 (office-hours)".
+	Scheduled string `json:"scheduled,omitempty"`
 }
 
 // statusWriter writes the status ConfigMap. It reads the ConfigMap once

@@ -1,0 +1,189 @@
+package core
+
+// Scheduled node group sizes and allocation triggers (the tidal-schedules
+// ConfigMap): the loop reads the ConfigMap each iteration, raises groups
+// to their scheduled minimum and adds the nodes of the triggers that fire.
+// What to do is decided by nodeschedule; this is the shell around it.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
+)
+
+// maxStatusProblems is how many problems of the ConfigMap the status
+// names.
+const maxStatusProblems = 5
+
+// schedules is what the loop keeps of the tidal-schedules ConfigMap
+// between and within iterations.
+type schedules struct {
+	source *configMapSource
+	// triggers is the allocation triggers' tracking, carried over.
+	triggers nodeschedule.TriggerState
+	// config and bounds are this iteration's: the parsed ConfigMap and
+	// what its active entries set per node group.
+	config nodeschedule.Config
+	bounds map[string]nodeschedule.Bounds
+	// next is when the bounds or the triggers' decision may next change
+	// (zero: not before the next scan); the loop wakes then.
+	next time.Time
+}
+
+// due is when the schedules next want an iteration (zero: none).
+func (s *schedules) due() time.Time {
+	if s == nil {
+		return time.Time{}
+	}
+	return s.next
+}
+
+// scheduleReport is what the iteration's report says of the schedules.
+type scheduleReport struct {
+	problems []string
+	bounds   map[string]nodeschedule.Bounds
+}
+
+// readSchedules parses the ConfigMap against the observed node groups,
+// reports its problems and sets the iteration's bounds. An absent
+// ConfigMap is no schedules.
+func (l *NodeLoop) readSchedules(ctx context.Context, o *observation, report *iterationReport) {
+	s := l.sched
+	cm := s.source.get(nodeschedule.ConfigMapName)
+	var data map[string]string
+	if cm != nil {
+		data = cm.Data
+	}
+	s.config = nodeschedule.Parse(data, func(id string) bool { return o.group(id) != nil })
+	s.bounds, s.next = s.config.At(o.now)
+	report.schedules = &scheduleReport{bounds: s.bounds}
+	for i, p := range s.config.Problems {
+		// The status stays small; the events and the log name them all.
+		switch {
+		case i < maxStatusProblems:
+			report.schedules.problems = append(report.schedules.problems, p.Error())
+		case i == maxStatusProblems:
+			report.schedules.problems = append(report.schedules.problems,
+				fmt.Sprintf("and %d more (see the ConfigMap's events)", len(s.config.Problems)-maxStatusProblems))
+		}
+		klog.FromContext(ctx).Info("Malformed item in the schedules ConfigMap is ignored", "configMap", nodeschedule.ConfigMapName,
+			"key", p.Key, "item", p.Item, "err", p.Err)
+		l.events.onConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
+	}
+	for _, g := range o.groups {
+		l.cfg.Metrics.scheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
+	}
+}
+
+// effectiveSize is a group's size range this iteration: the cloud's,
+// narrowed by the active schedule entries.
+func (l *NodeLoop) effectiveSize(g *groupObservation) (minSize, maxSize int) {
+	var b nodeschedule.Bounds
+	if l.sched != nil {
+		b = l.sched.bounds[g.group.Id()]
+	}
+	return nodeschedule.Effective(g.group.MinSize(), g.group.MaxSize(), b)
+}
+
+// enforceSchedules raises groups below their scheduled minimum, then adds
+// the nodes of the allocation triggers that fire, independent of pending
+// pods.
+func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report *iterationReport) {
+	s := l.sched
+	groups := l.scheduleGroups(o)
+	for _, r := range nodeschedule.Raises(groups, s.bounds) {
+		l.raise(ctx, o, report, r, fmt.Sprintf("scheduled minimum of %s", strings.Join(r.Entries, ", ")), "")
+	}
+	rates := nodeschedule.Rates(nodeUsages(o))
+	for k, v := range rates {
+		scope := k.Scope
+		if scope == "" {
+			scope = nodeschedule.ScopeCluster
+		}
+		l.cfg.Metrics.allocationRate(scope, k.Resource, v)
+	}
+	d := nodeschedule.Decide(s.config.Triggers, rates, l.scheduleGroups(o), s.triggers, o.now)
+	s.triggers = d.State
+	if !d.Next.IsZero() && (s.next.IsZero() || d.Next.Before(s.next)) {
+		s.next = d.Next
+	}
+	for _, r := range d.Raises {
+		l.raise(ctx, o, report, r, "allocation trigger "+r.Entries[0], r.Entries[0])
+	}
+}
+
+// scheduleGroups are the observed groups with their effective range and
+// current target.
+func (l *NodeLoop) scheduleGroups(o *observation) []nodeschedule.Group {
+	out := make([]nodeschedule.Group, 0, len(o.groups))
+	for _, g := range o.groups {
+		minSize, maxSize := l.effectiveSize(g)
+		out = append(out, nodeschedule.Group{ID: g.group.Id(), Target: g.target, Min: minSize, Max: maxSize,
+			Unavailable: g.problem != "" || l.state.Group(g.group.Id()).BackedOff})
+	}
+	return out
+}
+
+// raise asks the cloud to grow a group as r says, why being the reason
+// for the log and the event; trigger names the allocation trigger, if
+// that is why. In shadow mode it is recorded as a dry-run scale-up.
+func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationReport, r nodeschedule.Raise, why, trigger string) {
+	g := o.group(r.Group)
+	_, maxSize := l.effectiveSize(g)
+	up := scaleup.ScaleUp{Group: r.Group, From: r.From, To: r.To, Max: maxSize}
+	if l.opts.DryRun {
+		l.dryRunScaleUp(ctx, up)
+		return
+	}
+	klog.FromContext(ctx).Info("Scaling up without pending pods", "nodeGroup", r.Group, "from", r.From, "to", r.To, "reason", why)
+	if err := g.group.IncreaseSize(r.To - r.From); err != nil {
+		l.refused(ctx, up, err)
+		report.failedGroups = append(report.failedGroups, r.Group)
+		return
+	}
+	g.target = r.To
+	report.scaledUp = true
+	l.mem.lastScaleUp = o.now
+	l.state.RecordScaleUp(r.Group, o.now, r.To-r.From)
+	l.cfg.Metrics.scaledUp(r.Group, r.To-r.From)
+	l.cfg.Metrics.activity("scaleUp", l.clock.Now())
+	if trigger != "" {
+		l.cfg.Metrics.allocationTriggered(trigger, r.Group)
+	}
+	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d) for the %s",
+		r.Group, r.From, r.To, maxSize, why)
+}
+
+// describeBounds says what active entries set, for the status ("" when
+// none is active).
+func describeBounds(b nodeschedule.Bounds) string {
+	if len(b.Entries) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("min %d", b.Min)
+	if b.HasMax {
+		s += fmt.Sprintf(", max %d", b.Max)
+	}
+	return s + " (" + strings.Join(b.Entries, ", ") + ")"
+}
+
+// nodeUsages are the nodes of node groups and others with their requests
+// and allocatable, for the allocation rates.
+func nodeUsages(o *observation) []nodeschedule.NodeUsage {
+	out := make([]nodeschedule.NodeUsage, 0, len(o.nodes))
+	for _, ni := range o.snapshot.Infos() {
+		n := ni.Node()
+		req := ni.GetRequested()
+		out = append(out, nodeschedule.NodeUsage{Group: o.groupOfNode[n.Name], Ready: o.ready(n.Name),
+			RequestedCPU: req.GetMilliCPU(), RequestedMemory: req.GetMemory(),
+			AllocatableCPU: n.Status.Allocatable.Cpu().MilliValue(), AllocatableMemory: n.Status.Allocatable.Memory().Value()})
+	}
+	return out
+}
