@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 	"github.com/tidal-autoscaler/tidal/expander"
 )
 
@@ -288,8 +289,8 @@ func TestRoleNamesTidalsOwnObjects(t *testing.T) {
 		}
 		want := map[string][]string{
 			"configmaps get": {opts.ScaleUp.StatusConfigMapName}, "configmaps update": {opts.ScaleUp.StatusConfigMapName},
-			"configmaps list":  {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName},
-			"configmaps watch": {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName},
+			"configmaps list":  {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName, nodeschedule.ConfigMapName},
+			"configmaps watch": {expander.PriorityConfigMapName, expander.CAPriorityConfigMapName, nodeschedule.ConfigMapName},
 			"leases get":       {opts.LeaseName, opts.Coexist.CALeaseName}, "leases update": {opts.LeaseName},
 		}
 		for grant, names := range want {
