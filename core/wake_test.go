@@ -62,3 +62,25 @@ func TestNextRecheck(t *testing.T) {
 		t.Fatalf("with a recheck due in 2s the loop sleeps %v", got)
 	}
 }
+
+// The loop wakes when a schedule window opens or closes (lead time
+// included) or an allocation trigger comes due, when that is before the
+// next scan.
+func TestNodeLoopWakesForSchedules(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, tc := range []struct {
+		name      string
+		next      time.Time
+		wantSleep time.Duration
+	}{
+		{"no schedule", time.Time{}, 10 * time.Second},
+		{"a window opens in 4s", now.Add(4 * time.Second), 4*time.Second + 10*time.Millisecond},
+		{"a change beyond the scan", now.Add(time.Hour), 10 * time.Second},
+		{"a change already past", now.Add(-time.Second), 10 * time.Millisecond},
+	} {
+		l := &NodeLoop{clock: clocktesting.NewFakeClock(now), opts: Options{ScanInterval: 10 * time.Second}, sched: &schedules{next: tc.next}}
+		if got := l.nextWait(); got != tc.wantSleep {
+			t.Errorf("%s: sleeps %v, want %v", tc.name, got, tc.wantSleep)
+		}
+	}
+}
