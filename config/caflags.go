@@ -158,7 +158,7 @@ func caAcceptedFlags() []CAFlag {
 		accepted("enable-dynamic-resource-allocation", kindBool, "true", "tidal does not simulate dynamic resource allocation"),
 		accepted("enable-proactive-scaleup", kindBool, "false", "tidal's --provision-ahead plans nodes for pods the pod loop is about to create"),
 		accepted("enable-provisioning-requests", kindBool, "false", noProvReq),
-		accepted("enforce-node-group-min-size", kindBool, "false", "tidal grows node groups for pending pods only"),
+		accepted("enforce-node-group-min-size", kindBool, "false", "tidal grows node groups for pending pods, and to the minimums of the tidal-schedules ConfigMap (docs/schedules.md), not to the cloud minimum"),
 		accepted("estimator", kindString, "binpacking", "tidal always bin-packs"),
 		accepted("fastpath-binpacking-enabled", kindBool, "false", ownSimulate),
 		accepted("force-delete-failed-nodes", kindBool, "false", "tidal gives back failed instances through the cloud provider"),
