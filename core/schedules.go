@@ -8,6 +8,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,8 @@ type schedules struct {
 	// next is when the bounds or the triggers' decision may next change
 	// (zero: not before the next scan); the loop wakes then.
 	next time.Time
+	// logged are the problems last logged.
+	logged []string
 }
 
 // due is when the schedules next want an iteration (zero: none).
@@ -63,23 +66,37 @@ func (l *NodeLoop) readSchedules(ctx context.Context, o *observation, report *it
 	}
 	s.config = nodeschedule.Parse(data, func(id string) bool { return o.group(id) != nil })
 	s.bounds, s.next = s.config.At(o.now)
-	report.schedules = &scheduleReport{bounds: s.bounds}
-	for i, p := range s.config.Problems {
-		// The status stays small; the events and the log name them all.
-		switch {
-		case i < maxStatusProblems:
-			report.schedules.problems = append(report.schedules.problems, p.Error())
-		case i == maxStatusProblems:
-			report.schedules.problems = append(report.schedules.problems,
-				fmt.Sprintf("and %d more (see the ConfigMap's events)", len(s.config.Problems)-maxStatusProblems))
-		}
-		klog.FromContext(ctx).Info("Malformed item in the schedules ConfigMap is ignored", "configMap", nodeschedule.ConfigMapName,
-			"key", p.Key, "item", p.Item, "err", p.Err)
-		l.events.onConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
-	}
+	report.schedules = &scheduleReport{bounds: s.bounds, problems: l.reportScheduleProblems(ctx, cm)}
 	for _, g := range o.groups {
 		l.cfg.Metrics.scheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
 	}
+}
+
+// reportScheduleProblems tells of the malformed items of the ConfigMap cm
+// (events, the log) and returns the lines for the status.
+func (l *NodeLoop) reportScheduleProblems(ctx context.Context, cm *corev1.ConfigMap) []string {
+	s := l.sched
+	problems := make([]string, len(s.config.Problems))
+	for i, p := range s.config.Problems {
+		problems[i] = p.Error()
+	}
+	// Logged when they change, not at every iteration; the events are
+	// deduplicated.
+	changed := !slices.Equal(problems, s.logged)
+	for _, p := range s.config.Problems {
+		if changed {
+			klog.FromContext(ctx).Info("Malformed item in the schedules ConfigMap is ignored", "configMap", nodeschedule.ConfigMapName,
+				"key", p.Key, "item", p.Item, "err", p.Err)
+		}
+		l.events.onConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
+	}
+	s.logged = problems
+	// The status stays small; the events and the log name them all.
+	status := slices.Clone(problems[:min(len(problems), maxStatusProblems)])
+	if more := len(problems) - maxStatusProblems; more > 0 {
+		status = append(status, fmt.Sprintf("and %d more (see the ConfigMap's events)", more))
+	}
+	return status
 }
 
 // effectiveSize is a group's size range this iteration: the cloud's,
@@ -102,6 +119,7 @@ func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report 
 		l.raise(ctx, o, report, r, fmt.Sprintf("scheduled minimum of %s", strings.Join(r.Entries, ", ")), "")
 	}
 	rates := nodeschedule.Rates(nodeUsages(o))
+	l.cfg.Metrics.sched.allocationRate.Reset()
 	for k, v := range rates {
 		scope := k.Scope
 		if scope == "" {

@@ -12,20 +12,27 @@ import (
 
 // The node loop wakes when an unneeded node becomes due for removal
 // (scaledown.Removals' NextDue, which waits for cooldowns), not at its next
-// scan; a due time past or beyond the scan changes nothing.
+// scan; a due time past or beyond the scan changes nothing. It wakes too
+// when a schedule window opens or closes (lead time included) or an
+// allocation trigger comes due, before the next scan.
 func TestNodeLoopWakesWhenANodeIsDue(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	for _, tc := range []struct {
-		name      string
-		due       time.Time
-		wantSleep time.Duration
+		name           string
+		due, scheduled time.Time
+		wantSleep      time.Duration
 	}{
-		{"nothing due", time.Time{}, 10 * time.Second},
-		{"due in 3s", now.Add(3 * time.Second), 3*time.Second + 10*time.Millisecond},
-		{"due beyond the scan", now.Add(25 * time.Second), 10 * time.Second},
-		{"a due time left from an iteration that never reached scale-down", now.Add(-time.Second), 10 * time.Second},
+		{"nothing due", time.Time{}, time.Time{}, 10 * time.Second},
+		{"due in 3s", now.Add(3 * time.Second), time.Time{}, 3*time.Second + 10*time.Millisecond},
+		{"due beyond the scan", now.Add(25 * time.Second), time.Time{}, 10 * time.Second},
+		{"a due time left from an iteration that never reached scale-down", now.Add(-time.Second), time.Time{}, 10 * time.Second},
+		{"a window opens in 4s", time.Time{}, now.Add(4 * time.Second), 4*time.Second + 10*time.Millisecond},
+		{"a node due before the window", now.Add(3 * time.Second), now.Add(4 * time.Second), 3*time.Second + 10*time.Millisecond},
+		{"a schedule change beyond the scan", time.Time{}, now.Add(time.Hour), 10 * time.Second},
+		{"a schedule change already past: at once", time.Time{}, now.Add(-time.Second), 10 * time.Millisecond},
 	} {
-		l := &NodeLoop{clock: clocktesting.NewFakeClock(now), opts: Options{ScanInterval: 10 * time.Second}, scaleDownDue: tc.due}
+		l := &NodeLoop{clock: clocktesting.NewFakeClock(now), opts: Options{ScanInterval: 10 * time.Second}, scaleDownDue: tc.due,
+			sched: &schedules{next: tc.scheduled}}
 		if got := l.nextWait(); got != tc.wantSleep {
 			t.Errorf("%s: sleeps %v, want %v", tc.name, got, tc.wantSleep)
 		}
@@ -60,27 +67,5 @@ func TestNextRecheck(t *testing.T) {
 	l := &NodeLoop{clock: clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0)), opts: Options{ScanInterval: scan}, recheck: 2 * time.Second}
 	if got := l.nextWait(); got != 2*time.Second {
 		t.Fatalf("with a recheck due in 2s the loop sleeps %v", got)
-	}
-}
-
-// The loop wakes when a schedule window opens or closes (lead time
-// included) or an allocation trigger comes due, when that is before the
-// next scan.
-func TestNodeLoopWakesForSchedules(t *testing.T) {
-	now := time.Unix(1_800_000_000, 0)
-	for _, tc := range []struct {
-		name      string
-		next      time.Time
-		wantSleep time.Duration
-	}{
-		{"no schedule", time.Time{}, 10 * time.Second},
-		{"a window opens in 4s", now.Add(4 * time.Second), 4*time.Second + 10*time.Millisecond},
-		{"a change beyond the scan", now.Add(time.Hour), 10 * time.Second},
-		{"a change already past", now.Add(-time.Second), 10 * time.Millisecond},
-	} {
-		l := &NodeLoop{clock: clocktesting.NewFakeClock(now), opts: Options{ScanInterval: 10 * time.Second}, sched: &schedules{next: tc.next}}
-		if got := l.nextWait(); got != tc.wantSleep {
-			t.Errorf("%s: sleeps %v, want %v", tc.name, got, tc.wantSleep)
-		}
 	}
 }

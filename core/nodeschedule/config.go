@@ -79,34 +79,20 @@ func Parse(data map[string]string, knownGroup func(string) bool) Config {
 		c.Problems = append(c.Problems, Problem{Key: TimeZoneKey, Err: fmt.Errorf("%q: %w; using UTC", zone, err)})
 		zone = ""
 	}
-	for i, raw := range items(data, SchedulesKey, &c.Problems) {
-		e, name, err := parseEntry(raw, zone, knownGroup)
-		if err == nil {
-			err = unique(c.Entries, name, func(e Entry) string { return e.Name })
-		}
-		if err != nil {
-			c.Problems = append(c.Problems, Problem{Key: SchedulesKey, Item: itemName(i, name), Err: err})
-			continue
-		}
-		c.Entries = append(c.Entries, e)
-	}
-	for i, raw := range items(data, TriggersKey, &c.Problems) {
-		t, name, err := parseTrigger(raw, knownGroup)
-		if err == nil {
-			err = unique(c.Triggers, name, func(t Trigger) string { return t.Name })
-		}
-		if err != nil {
-			c.Problems = append(c.Problems, Problem{Key: TriggersKey, Item: itemName(i, name), Err: err})
-			continue
-		}
-		c.Triggers = append(c.Triggers, t)
-	}
+	c.Entries = parseList(data, SchedulesKey, &c.Problems, func(raw json.RawMessage) (Entry, string, error) {
+		return parseEntry(raw, zone, knownGroup)
+	}, func(e Entry) string { return e.Name })
+	c.Triggers = parseList(data, TriggersKey, &c.Problems, func(raw json.RawMessage) (Trigger, string, error) {
+		return parseTrigger(raw, knownGroup)
+	}, func(t Trigger) string { return t.Name })
 	return c
 }
 
-// items splits the YAML list under key into its items, so that each is
-// parsed (and may fail) alone.
-func items(data map[string]string, key string, problems *[]Problem) []json.RawMessage {
+// parseList parses each item of the YAML list under key on its own: one
+// that is malformed, or named as an earlier one, adds a problem and is
+// left out.
+func parseList[T any](data map[string]string, key string, problems *[]Problem, parse func(json.RawMessage) (T, string, error),
+	nameOf func(T) string) []T {
 	v, ok := data[key]
 	if !ok || strings.TrimSpace(v) == "" {
 		return nil
@@ -116,7 +102,19 @@ func items(data map[string]string, key string, problems *[]Problem) []json.RawMe
 		*problems = append(*problems, Problem{Key: key, Err: fmt.Errorf("not a YAML list: %w", err)})
 		return nil
 	}
-	return list
+	var out []T
+	for i, raw := range list {
+		item, name, err := parse(raw)
+		if err == nil {
+			err = unique(out, name, nameOf)
+		}
+		if err != nil {
+			*problems = append(*problems, Problem{Key: key, Item: itemName(i, name), Err: err})
+			continue
+		}
+		out = append(out, item)
+	}
+	return out
 }
 
 // itemName names an item in a problem: by its name, else by its position.

@@ -7,17 +7,23 @@ import (
 	"time"
 )
 
-func at(t *testing.T, zone, clock string) time.Time {
+// berlin is a wall-clock time in Berlin ("2006-01-02 15:04").
+func berlin(t *testing.T, wall string) time.Time {
+	t.Helper()
+	return inZone(t, "Europe/Berlin", wall)
+}
+
+func inZone(t *testing.T, zone, wall string) time.Time {
 	t.Helper()
 	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		var v time.Time
+		if v, err = time.ParseInLocation(time.DateTime, wall+":00", loc); err == nil {
+			return v
+		}
 	}
-	v, err := time.ParseInLocation("2006-01-02 15:04", clock, loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	t.Fatalf("%s in %s: %v", wall, zone, err)
+	return time.Time{}
 }
 
 func known(ids ...string) func(string) bool {
@@ -42,7 +48,6 @@ const officeHours = `
 `
 
 func TestScheduledBounds(t *testing.T) {
-	const berlin = "Europe/Berlin"
 	c := Parse(map[string]string{SchedulesKey: officeHours, LeadTimeKey: "10m"}, known("general-a"))
 	if len(c.Problems) > 0 || len(c.Entries) != 2 {
 		t.Fatalf("parse: entries %d, problems %v", len(c.Entries), c.Problems)
@@ -69,7 +74,7 @@ func TestScheduledBounds(t *testing.T) {
 		{name: "DST change day: not at 08:00 CEST", at: "2026-10-26 06:55", nextClock: "2026-10-26 07:50"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			now := at(t, berlin, tc.at)
+			now := berlin(t, tc.at)
 			got, next := c.At(now)
 			b, ok := got["general-a"]
 			switch {
@@ -79,7 +84,7 @@ func TestScheduledBounds(t *testing.T) {
 				!slices.Equal(b.Entries, tc.want.Entries)):
 				t.Errorf("bounds %+v (set %v), want %+v", b, ok, *tc.want)
 			}
-			if want := at(t, berlin, tc.nextClock); !next.Equal(want) {
+			if want := berlin(t, tc.nextClock); !next.Equal(want) {
 				t.Errorf("next change %s, want %s", next.In(now.Location()), want)
 			}
 		})
@@ -90,7 +95,7 @@ func TestAlreadyOpenWindowAppliesAtOnce(t *testing.T) {
 	// tidal starts at 13:00, five hours into the window: stateless, the
 	// minimum applies at the first decision.
 	c := Parse(map[string]string{SchedulesKey: officeHours}, known("general-a"))
-	now := at(t, "Europe/Berlin", "2026-11-25 13:00")
+	now := berlin(t, "2026-11-25 13:00")
 	bounds, _ := c.At(now)
 	groups := []Group{{ID: "general-a", Target: 2, Min: 1, Max: 30}, {ID: "other", Target: 0, Min: 1, Max: 5}}
 	for i := range groups {
@@ -234,7 +239,7 @@ func TestDefaultTimeZone(t *testing.T) {
 	if len(c.Entries) != 1 {
 		t.Fatalf("problems %v", c.Problems)
 	}
-	if b, _ := c.At(at(t, "UTC", "2026-07-01 13:30")); b["g"].Min != 2 {
+	if b, _ := c.At(inZone(t, "UTC", "2026-07-01 13:30")); b["g"].Min != 2 {
 		t.Errorf("09:30 in New York (13:30 UTC in summer) not in the window: %+v", b)
 	}
 }
