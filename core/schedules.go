@@ -128,12 +128,22 @@ func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report 
 		l.cfg.Metrics.allocationRate(scope, k.Resource, v)
 	}
 	d := nodeschedule.Decide(s.config.Triggers, rates, l.scheduleGroups(o), s.triggers, o.now)
+	previous := s.triggers
 	s.triggers = d.State
 	if !d.Next.IsZero() && (s.next.IsZero() || d.Next.Before(s.next)) {
 		s.next = d.Next
 	}
 	for _, r := range d.Raises {
-		l.raise(ctx, o, report, r, "allocation trigger "+r.Entries[0], r.Entries[0])
+		name := r.Entries[0]
+		if !l.raise(ctx, o, report, r, "allocation trigger "+name, name) {
+			// The cloud refused: no cooldown starts; the group is backed
+			// off, and the trigger fires again once it is usable.
+			if last, ok := previous.LastTrigger[name]; ok {
+				s.triggers.LastTrigger[name] = last
+			} else {
+				delete(s.triggers.LastTrigger, name)
+			}
+		}
 	}
 }
 
@@ -151,20 +161,21 @@ func (l *NodeLoop) scheduleGroups(o *observation) []nodeschedule.Group {
 
 // raise asks the cloud to grow a group as r says, why being the reason
 // for the log and the event; trigger names the allocation trigger, if
-// that is why. In shadow mode it is recorded as a dry-run scale-up.
-func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationReport, r nodeschedule.Raise, why, trigger string) {
+// that is why. In shadow mode it is recorded as a dry-run scale-up. It
+// reports false when the cloud refused.
+func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationReport, r nodeschedule.Raise, why, trigger string) bool {
 	g := o.group(r.Group)
 	_, maxSize := l.effectiveSize(g)
 	up := scaleup.ScaleUp{Group: r.Group, From: r.From, To: r.To, Max: maxSize}
 	if l.opts.DryRun {
 		l.dryRunScaleUp(ctx, up)
-		return
+		return true
 	}
 	klog.FromContext(ctx).Info("Scaling up without pending pods", "nodeGroup", r.Group, "from", r.From, "to", r.To, "reason", why)
 	if err := g.group.IncreaseSize(r.To - r.From); err != nil {
 		l.refused(ctx, up, err)
 		report.failedGroups = append(report.failedGroups, r.Group)
-		return
+		return false
 	}
 	g.target = r.To
 	report.scaledUp = true
@@ -177,6 +188,7 @@ func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationR
 	}
 	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d) for the %s",
 		r.Group, r.From, r.To, maxSize, why)
+	return true
 }
 
 // describeBounds says what active entries set, for the status ("" when

@@ -2,16 +2,23 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 )
 
@@ -37,5 +44,109 @@ func TestScheduleProblemsReported(t *testing.T) {
 	}
 	if e := <-rec.Events; !strings.HasPrefix(e, `Warning ScheduleInvalid schedules "e0": minSize: missing; it is ignored`) {
 		t.Errorf("event %q", e)
+	}
+}
+
+// fakeGroup is a node group whose IncreaseSize records its deltas and
+// fails while fail is set.
+type fakeGroup struct {
+	cloudprovider.NodeGroup
+	id       string
+	min, max int
+	fail     error
+	deltas   []int
+}
+
+func (g *fakeGroup) Id() string   { return g.id }
+func (g *fakeGroup) MinSize() int { return g.min }
+func (g *fakeGroup) MaxSize() int { return g.max }
+func (g *fakeGroup) IncreaseSize(delta int) error {
+	if g.fail != nil {
+		return g.fail
+	}
+	g.deltas = append(g.deltas, delta)
+	return nil
+}
+
+// scheduleLoop is a node loop with what enforcing schedules touches, one
+// ready node of group g with 1 CPU, 800m of it requested.
+func scheduleLoop(t *testing.T, g *fakeGroup, data map[string]string) (*NodeLoop, *observation) {
+	t.Helper()
+	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	client := fake.NewSimpleClientset()
+	l := &NodeLoop{clock: clock, events: newEventDeduper(record.NewFakeRecorder(100), clock, false),
+		state:     clusterstate.New(clusterstate.Options{InitialBackoff: time.Minute, MaxBackoff: time.Hour, BackoffReset: time.Hour}),
+		cfg:       Config{Metrics: NewMetrics(prometheus.NewRegistry(), false)},
+		sched:     &schedules{source: newConfigMapSource(client, "kube-system")},
+		publisher: &publisher{status: newStatusWriter(client, Options{}, clock)}}
+	live := newLiveSnapshot()
+	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi"),
+		corev1.ResourcePods: resource.MustParse("10")}
+	live.recordNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc}}, false)
+	live.recordPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "p"}, Spec: corev1.PodSpec{NodeName: "n1",
+		Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("800m")}}}}}}, false)
+	snap, err := live.Sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &observation{now: clock.Now(), snapshot: snap, groupOfNode: map[string]string{"n1": g.id},
+		observed: map[string]clusterstate.NodeObservation{"n1": {Ready: true}},
+		groups:   []*groupObservation{{group: g, target: 1}}}
+	l.sched.config = nodeschedule.Parse(data, nil)
+	l.sched.bounds, l.sched.next = l.sched.config.At(o.now)
+	return l, o
+}
+
+const spareCPU = `
+- {name: spare, nodeGroup: g, scope: cluster, resource: cpu, threshold: 50, for: 1m, cooldown: 10m, add: 1}
+`
+
+func TestEnforceSchedulesRaisesThenTriggers(t *testing.T) {
+	g := &fakeGroup{id: "g", max: 10}
+	l, o := scheduleLoop(t, g, map[string]string{
+		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`,
+		nodeschedule.TriggersKey:  spareCPU})
+	report := &iterationReport{}
+	l.enforceSchedules(context.Background(), o, report)
+	if !slices.Equal(g.deltas, []int{2}) || o.groups[0].target != 3 || !report.scaledUp {
+		t.Fatalf("deltas %v, target %d: want the window's minimum 3 at once", g.deltas, o.groups[0].target)
+	}
+	if v := l.state.Group("g").Upcoming; v != 2 {
+		t.Errorf("upcoming %d, want the 2 nodes asked for", v)
+	}
+	// 80 % of the cluster's CPU for a minute: the trigger adds a node.
+	o.now = o.now.Add(time.Minute)
+	l.sched.bounds, l.sched.next = l.sched.config.At(o.now) // as readSchedules does
+	l.enforceSchedules(context.Background(), o, &iterationReport{})
+	if !slices.Equal(g.deltas, []int{2, 1}) || o.groups[0].target != 4 {
+		t.Fatalf("deltas %v, target %d: want the trigger's node", g.deltas, o.groups[0].target)
+	}
+	if !l.sched.next.Equal(o.now.Add(10 * time.Minute)) {
+		t.Errorf("next wake %s, want the cooldown's end (before the window's)", l.sched.next)
+	}
+}
+
+func TestRefusedTriggerStartsNoCooldown(t *testing.T) {
+	g := &fakeGroup{id: "g", max: 10, fail: errors.New("quota")}
+	l, o := scheduleLoop(t, g, map[string]string{nodeschedule.TriggersKey: spareCPU})
+	start := o.now
+	l.enforceSchedules(context.Background(), o, &iterationReport{})
+	o.now = start.Add(time.Minute)
+	report := &iterationReport{}
+	l.enforceSchedules(context.Background(), o, report)
+	if _, ok := l.sched.triggers.LastTrigger["spare"]; ok || !slices.Equal(report.failedGroups, []string{"g"}) {
+		t.Fatalf("after a refused scale-up: last trigger %v, failed groups %v", l.sched.triggers.LastTrigger, report.failedGroups)
+	}
+	if !l.state.Group("g").BackedOff {
+		t.Fatal("the group is not backed off")
+	}
+	// Once the backoff is over and the cloud accepts, it fires.
+	g.fail = nil
+	o.now = start.Add(3 * time.Minute)
+	l.state.Update(o.now, []clusterstate.GroupObservation{{ID: "g", Target: 1}})
+	l.enforceSchedules(context.Background(), o, &iterationReport{})
+	if !slices.Equal(g.deltas, []int{1}) {
+		t.Errorf("deltas %v after the backoff, want one node", g.deltas)
 	}
 }
