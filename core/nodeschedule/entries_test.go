@@ -243,3 +243,21 @@ func TestDefaultTimeZone(t *testing.T) {
 		t.Errorf("09:30 in New York (13:30 UTC in summer) not in the window: %+v", b)
 	}
 }
+
+// On the days Berlin changes its clocks, the nightly window opens at 19:00
+// local time: 17:00 UTC in summer time (from 29 March 2026), 18:00 UTC in
+// winter time (from 25 October 2026), ten minutes ahead with the lead.
+func TestDSTChangeDays(t *testing.T) {
+	c := Parse(map[string]string{SchedulesKey: officeHours, LeadTimeKey: "10m"}, known("general-a"))
+	for _, tc := range []struct {
+		utc  string
+		want int
+	}{
+		{"2026-03-29 16:49", 0}, {"2026-03-29 16:50", 14}, {"2026-03-29 19:59", 14}, {"2026-03-29 20:00", 0},
+		{"2026-10-25 16:50", 0}, {"2026-10-25 17:49", 0}, {"2026-10-25 17:50", 14}, {"2026-10-25 20:59", 14}, {"2026-10-25 21:00", 0},
+	} {
+		if b, _ := c.At(inZone(t, "UTC", tc.utc)); b["general-a"].Min != tc.want {
+			t.Errorf("%s UTC: scheduled minimum %d, want %d", tc.utc, b["general-a"].Min, tc.want)
+		}
+	}
+}
