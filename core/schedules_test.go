@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -148,5 +149,28 @@ func TestRefusedTriggerStartsNoCooldown(t *testing.T) {
 	l.enforceSchedules(context.Background(), o, &iterationReport{})
 	if !slices.Equal(g.deltas, []int{1}) {
 		t.Errorf("deltas %v after the backoff, want one node", g.deltas)
+	}
+}
+
+// In shadow mode a raise is a dry-run scale-up, recorded once while it
+// stands; the cloud is not asked.
+func TestDryRunRaiseIsRecordedNotDone(t *testing.T) {
+	g := &fakeGroup{id: "g", max: 10}
+	l, o := scheduleLoop(t, g, map[string]string{
+		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`})
+	l.opts.DryRun, l.dry = true, newDryRun()
+	for range 2 {
+		l.dry.begin()
+		l.enforceSchedules(context.Background(), o, &iterationReport{})
+		l.dry.end(true)
+	}
+	if len(g.deltas) != 0 || o.groups[0].target != 1 {
+		t.Errorf("the cloud was asked for %v in dry run", g.deltas)
+	}
+	if got := l.dry.standingKeys(); !slices.Equal(got, []string{"scale_up/g/1->3"}) {
+		t.Errorf("standing dry-run decisions %v", got)
+	}
+	if v := testutil.ToFloat64(l.cfg.Metrics.DryRunDecisions.WithLabelValues("scale_up", "g")); v != 1 {
+		t.Errorf("dry-run scale-up decisions %v, want 1 (once while it stands)", v)
 	}
 }
