@@ -12,6 +12,7 @@ const module = "github.com/tidal-autoscaler/tidal/"
 // controller, cmd) gathers that data and acts.
 var decisionPackages = []string{
 	"core/scaleup", "core/scaledown", "core/templates", "core/clusterstate", "estimator", "expander", "simulator", "hpa",
+	"core/nodeschedule",
 }
 
 // Dependencies point one way: cmd → the loops' shells → the decision
