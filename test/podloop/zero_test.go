@@ -9,6 +9,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -57,9 +58,10 @@ func TestCRDScaleToZeroAndSchedules(t *testing.T) {
 // TestScaleToZeroAndBack: a Deployment at zero replicas on a node group at
 // zero nodes. The External metric (from the simulated source) crossing its
 // activation threshold brings the Deployment to one replica at once, and
-// provision-ahead plans that replica's node; when the metric falls back to
-// its threshold the Deployment goes back to zero, and the emptied node
-// goes too.
+// provision-ahead plans that replica's node before its pod exists: a
+// ResourceQuota holds the pod back until the node group's scale-up has been
+// requested. When the metric falls back to its threshold the Deployment
+// goes back to zero, and the emptied node goes too.
 func TestScaleToZeroAndBack(t *testing.T) {
 	hpaInstallCRD(t)
 	const group = "zr-pool"
@@ -71,7 +73,7 @@ func TestScaleToZeroAndBack(t *testing.T) {
 	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
 		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=2s",
 		"--provision-ahead=true", "--hpa-metrics-source=simulated", "--hpa-sync-period=2s",
-		"--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s", "--scale-down-delay-after-delete=0s")
+		"--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=10s", "--scale-down-delay-after-delete=0s")
 
 	web := deployment(ns, "web", 0, "900m", "1Gi")
 	web.Spec.Template.Spec.NodeSelector = map[string]string{local.NodeGroupLabel: group}
@@ -85,47 +87,112 @@ func TestScaleToZeroAndBack(t *testing.T) {
 	if n := nodeCountOf(t, group); n != 0 {
 		t.Fatalf("%d nodes in %s before any replica, want 0", n, group)
 	}
+	holdPods(t, ns)
 
 	activation := time.Now()
 	sim.Set(ns+"/queue", metrics.Constant(30)) // asks for 3 replicas: activation writes 1 first
-	var podsAtRequest int
-	poll(t, 30*time.Second, "the node group's scale-up request", func(ctx context.Context) (bool, error) {
+	hpaWaitReplicas(t, ns, "web", 1, 30*time.Second)
+	poll(t, 30*time.Second, "the node group's scale-up request", func(context.Context) (bool, error) {
 		n, err := metricValue(tl.Address, fmt.Sprintf(`tidal_scale_ups_total{node_group=%q}`, group))
-		if n > 0 {
-			pods, perr := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
-			if perr == nil {
-				podsAtRequest = len(pods.Items)
-			}
-		}
 		return n > 0, err
 	})
-	toRequest := time.Since(activation)
-	// The scale-up is planned for the autoscaler's replicas by
-	// provision-ahead: the node loop names the autoscaler.
-	hpaWaitEvent(t, ns, "TriggeredScaleUp", ": node group "+group+" 0->1 (max: 2)")
+	t.Logf("activation to the node group's scale-up request: %v", time.Since(activation).Round(time.Millisecond))
+	if pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=web"}); err != nil || len(pods.Items) != 0 {
+		t.Fatalf("pods of web while the quota holds them: %v (err %v)", len(pods.Items), err)
+	}
+	hpaWaitEvent(t, ns, "TriggeredScaleUp", "planned ahead of their pods: node group "+group+" 0->1 (max: 2)")
+
+	releasePods(t, ns)
 	poll(t, 60*time.Second, "the first replica Ready", func(ctx context.Context) (bool, error) {
 		d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas >= 1, err
 	})
-	toReady := time.Since(activation)
 	hpaWaitReplicas(t, ns, "web", 3, 30*time.Second)
-	t.Logf("activation to the node group's scale-up request %v (%d pods of web existed then), to the first replica Ready %v",
-		toRequest.Round(time.Millisecond), podsAtRequest, toReady.Round(time.Millisecond))
+	if n := nodeCountOf(t, group); n != 1 {
+		t.Fatalf("%d nodes for 3 replicas of 0.9 CPU on 4-CPU nodes, want 1", n)
+	}
 
 	sim.Set(ns+"/queue", metrics.Constant(1)) // below the threshold: back to zero
 	hpaWaitReplicas(t, ns, "web", 0, 30*time.Second)
+	hpaWaitEvent(t, ns, "SuccessfulRescale", "New size: 0; reason: All activation metrics at or below their activation thresholds")
 	poll(t, 90*time.Second, "the emptied node removed", func(ctx context.Context) (bool, error) {
 		n, err := groupNodes(ctx, group)
 		return len(n) == 0, err
 	})
-	hpaWaitEvent(t, ns, "SuccessfulRescale", "New size: 0; reason: All activation metrics at or below their activation thresholds")
 	if err := tl.Stop(t); err != nil {
 		t.Fatalf("tidal stopped with %v", err)
 	}
 }
 
-// zeroAutoscaler scales web from zero on the External metric queue (10 per
-// replica, activation above 2), down without a stabilization window.
+// holdPods makes the API server refuse new pods in ns: a ResourceQuota of
+// no pods, whose status (the local cluster runs no quota controller) the
+// test writes itself. It returns once a probe pod is refused.
+func holdPods(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	quotas := cluster.Client.CoreV1().ResourceQuotas(ns)
+	zero := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}
+	q, err := quotas.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "hold"},
+		Spec: corev1.ResourceQuotaSpec{Hard: zero}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Status = corev1.ResourceQuotaStatus{Hard: zero, Used: zero}
+	if _, err := quotas.UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "new pods refused by the quota", func(ctx context.Context) (bool, error) {
+		err := createProbe(ctx, ns)
+		return apierrors.IsForbidden(err), nil
+	})
+}
+
+// releasePods deletes the quota, waits until a probe pod is admitted, and
+// has the ReplicaSet controller look at web's ReplicaSet again (it backs off
+// after refused creations).
+func releasePods(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := cluster.Client.CoreV1().ResourceQuotas(ns).Delete(ctx, "hold", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "new pods admitted", func(ctx context.Context) (bool, error) {
+		return createProbe(ctx, ns) == nil, nil
+	})
+	rss, err := cluster.Client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rss.Items {
+		rs := &rss.Items[i]
+		metav1.SetMetaDataAnnotation(&rs.ObjectMeta, "test.tidal.dev/released", "true")
+		if _, err := cluster.Client.AppsV1().ReplicaSets(ns).Update(ctx, rs, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// createProbe creates a pod, to learn whether the API server admits pods
+// in ns, and deletes it at once when it was admitted (it selects no node
+// group, so nothing runs it meanwhile).
+func createProbe(ctx context.Context, ns string) error {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: ns},
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{local.NodeGroupLabel: "none"},
+			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+	pods := cluster.Client.CoreV1().Pods(ns)
+	created, err := pods.Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	if err := pods.Delete(ctx, created.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		return fmt.Errorf("delete probe pod %s: %w", created.Name, err)
+	}
+	return nil
+}
+
+// zeroAutoscaler scales web from zero on the External metric queue (an
+// AverageValue target: 10 per replica; activation above 2), down without a
+// stabilization window.
 func zeroAutoscaler(ns string) *v1alpha1.PodAutoscaler {
 	return &v1alpha1.PodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
@@ -135,7 +202,7 @@ func zeroAutoscaler(ns string) *v1alpha1.PodAutoscaler {
 			Metrics: []v1alpha1.MetricSpec{{
 				MetricSpec: autoscalingv2.MetricSpec{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
 					Metric: autoscalingv2.MetricIdentifier{Name: "queue"},
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: resource.NewQuantity(10, resource.DecimalSI)}}},
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(10, resource.DecimalSI)}}},
 				ActivationThreshold: resource.NewQuantity(2, resource.DecimalSI),
 			}},
 			Behavior: &v1alpha1.Behavior{
