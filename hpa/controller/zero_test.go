@@ -72,6 +72,9 @@ func TestScaleToZeroAndBack(t *testing.T) {
 		t.Fatalf("at zero read %v, want only the External metric", got)
 	}
 	st := h.pa("ns/web").Status.HorizontalPodAutoscalerStatus
+	if got := h.pa("ns/web").Status.Targets; got != "cpu: <unknown>/50%, queue: 2/10" {
+		t.Fatalf("targets at zero %q: the activation metric's value, the unread cpu unknown", got)
+	}
 	if c := condition(st, autoscalingv2.ScaledToZero); c.Status != corev1.ConditionTrue {
 		t.Fatalf("ScaledToZero %+v", c)
 	}
