@@ -2,7 +2,6 @@ package podloop
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
-	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
-	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/hpa"
 	"github.com/tidal-autoscaler/tidal/hpa/controller"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
-	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // TestScheduleRaisesMinimum: a PodAutoscaler whose metric asks for one
@@ -27,19 +23,9 @@ import (
 // holds it there (ScalingLimited TooFewReplicas naming the window); the bad
 // one is reported and ignored.
 func TestScheduleRaisesMinimum(t *testing.T) {
-	hpaInstallCRD(t)
 	const group = "zs-pool"
-	deleteNodesOnCleanup(t, group+"-")
-	ns := hpaNamespace(t)
-	sim := metrics.NewSimulated()
-	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 0, maxSize: 1, initialSize: 0, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 1s}\n", group)
-	runCtx := testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity)
-	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
-		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=2s",
-		"--hpa-metrics-source=simulated", "--hpa-sync-period=2s")
-	web := deployment(ns, "web", 1, "100m", "64Mi")
-	web.Spec.Template.Spec.NodeSelector = map[string]string{local.NodeGroupLabel: group}
-	create(t, cluster.Client.AppsV1().Deployments(ns).Create, web)
+	tl, sim, ns := startOnEmptyGroup(t, group, 1)
+	webOn(t, ns, group, 1, "100m", "64Mi")
 	sim.Set(ns+"/queue", metrics.Constant(5)) // one replica's worth
 
 	pa := zeroAutoscaler(ns)

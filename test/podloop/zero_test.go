@@ -63,21 +63,10 @@ func TestCRDScaleToZeroAndSchedules(t *testing.T) {
 // requested. When the metric falls back to its threshold the Deployment
 // goes back to zero, and the emptied node goes too.
 func TestScaleToZeroAndBack(t *testing.T) {
-	hpaInstallCRD(t)
 	const group = "zr-pool"
-	deleteNodesOnCleanup(t, group+"-")
-	ns := hpaNamespace(t)
-	sim := metrics.NewSimulated()
-	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 0, maxSize: 2, initialSize: 0, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 2s}\n", group)
-	runCtx := testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity)
-	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
-		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=2s",
-		"--provision-ahead=true", "--hpa-metrics-source=simulated", "--hpa-sync-period=2s",
+	tl, sim, ns := startOnEmptyGroup(t, group, 2, "--provision-ahead=true",
 		"--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=10s", "--scale-down-delay-after-delete=0s")
-
-	web := deployment(ns, "web", 0, "900m", "1Gi")
-	web.Spec.Template.Spec.NodeSelector = map[string]string{local.NodeGroupLabel: group}
-	create(t, cluster.Client.AppsV1().Deployments(ns).Create, web)
+	webOn(t, ns, group, 0, "900m", "1Gi")
 	sim.Set(ns+"/queue", metrics.Constant(2)) // at the threshold: idle
 	hpaCreatePA(t, zeroAutoscaler(ns))
 	poll(t, 30*time.Second, "ScaledToZero True", func(context.Context) (bool, error) {
@@ -122,6 +111,31 @@ func TestScaleToZeroAndBack(t *testing.T) {
 	if err := tl.Stop(t); err != nil {
 		t.Fatalf("tidal stopped with %v", err)
 	}
+}
+
+// startOnEmptyGroup starts tidal (simulated metrics, 2 s periods, plus
+// args) on a node group of its own at zero nodes, and returns it with its
+// metric source and a new namespace.
+func startOnEmptyGroup(t *testing.T, group string, maxSize int, args ...string) (*tidal, *metrics.Simulated, string) {
+	t.Helper()
+	hpaInstallCRD(t)
+	deleteNodesOnCleanup(t, group+"-")
+	ns := hpaNamespace(t)
+	sim := metrics.NewSimulated()
+	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 0, maxSize: %d, initialSize: 0, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 2s}\n", group, maxSize)
+	runCtx := testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity)
+	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
+		append([]string{"--leader-elect=false", "--local-node-groups=" + writeGroups(t, groups), "--scan-interval=2s",
+			"--hpa-metrics-source=simulated", "--hpa-sync-period=2s"}, args...)...)
+	return tl, sim, ns
+}
+
+// webOn creates the Deployment web of n replicas on the node group.
+func webOn(t *testing.T, ns, group string, n int32, cpu, mem string) {
+	t.Helper()
+	web := deployment(ns, "web", n, cpu, mem)
+	web.Spec.Template.Spec.NodeSelector = map[string]string{local.NodeGroupLabel: group}
+	create(t, cluster.Client.AppsV1().Deployments(ns).Create, web)
 }
 
 // holdPods makes the API server refuse new pods in ns: a ResourceQuota of
