@@ -5,6 +5,7 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Rescale reasons for the cases decided without metrics.
@@ -28,6 +29,18 @@ type ReconcileInput struct {
 	Snapshot
 	// Data is index-aligned with Spec.Metrics.
 	Data []MetricData
+	// Floor is what open scheduled windows raise spec.minReplicas to
+	// (zero value: no window is open); see EffectiveMinReplicas.
+	Floor Floor
+	// Activation is index-aligned with Spec.Metrics: the activation
+	// thresholds of Object and External metrics (nil entries: 0), read
+	// when the autoscaler may scale to zero (see ScaleToZeroEnabled).
+	Activation []*resource.Quantity
+	// ScaleToZero opts in to scale to zero for an autoscaler with
+	// spec.minReplicas 0 (see ScaleToZeroEnabled). tidal sets it for
+	// PodAutoscalers; a HorizontalPodAutoscaler keeps Kubernetes'
+	// behaviour without its alpha HPAScaleToZero gate.
+	ScaleToZero bool
 }
 
 // Decision is the outcome of one sync.
@@ -73,6 +86,11 @@ type Decision struct {
 // below min the count is clamped without looking at metrics; otherwise the
 // metrics' proposal is normalized without or with behavior. Decision.Status
 // gives the status once /scale was written.
+//
+// tidal's additions change nothing for an autoscaler without them: min is
+// the effective minimum (open scheduled windows raise it, see Floor), and
+// an autoscaler that may scale to zero (ScaleToZero) is activated
+// from zero and deactivated to zero by its activation metrics.
 func Reconcile(cfg Config, in ReconcileInput) Decision {
 	current := in.SpecReplicas
 	d := Decision{
@@ -81,9 +99,10 @@ func Reconcile(cfg Config, in ReconcileInput) Decision {
 		Conditions: []Condition{newCondition(autoscalingv2.AbleToScale, true,
 			ReasonSucceededGetScale, msgSucceededGetScale)},
 	}
-	minReplicas := specMinReplicas(in.Spec)
+	minReplicas := EffectiveMinReplicas(in.Spec, in.Floor)
+	zero := in.ScaleToZero && ScaleToZeroEnabled(in.Spec)
 	switch {
-	case current == 0:
+	case current == 0 && !zero:
 		d.Conditions = setCondition(d.Conditions, newCondition(autoscalingv2.ScalingActive, false,
 			ReasonScalingDisabled, msgScalingDisabled))
 		d.Removed = []autoscalingv2.HorizontalPodAutoscalerConditionType{autoscalingv2.ScaledToZero}
@@ -91,7 +110,9 @@ func Reconcile(cfg Config, in ReconcileInput) Decision {
 	case current > in.Spec.MaxReplicas:
 		return clamped(d, in.Spec.MaxReplicas, reasonAboveMax)
 	case current < minReplicas:
-		return clamped(d, minReplicas, reasonBelowMin)
+		return clamped(d, minReplicas, reasonBelowMin+raisedBy(in.Spec, in.Floor))
+	case current == 0:
+		return reconcileAtZero(in, d)
 	}
 	return reconcileMetrics(cfg, in, d, minReplicas)
 }
@@ -129,14 +150,23 @@ func reconcileMetrics(cfg Config, in ReconcileInput, d Decision, minReplicas int
 		d.DesiredReplicas = -1
 		return d
 	}
-	proposal := max(c.Replicas, 0)
+	proposal, reasonDown := max(c.Replicas, 0), reasonBelow
+	if in.ScaleToZero && ScaleToZeroEnabled(in.Spec) {
+		var idle bool
+		if proposal, idle = activeProposal(in, proposal); idle {
+			reasonDown = reasonDeactivated
+		}
+	}
 	switch {
 	case proposal > current:
 		d.Reason = fmt.Sprintf("%s above target", c.MetricName)
 	case proposal < current:
-		d.Reason = reasonBelow
+		d.Reason = reasonDown
 	}
 	n := normalize(cfg, in, Step{Current: current, Proposal: proposal, Min: minReplicas, Max: in.Spec.MaxReplicas, Now: in.Now}, d.History)
+	if n.ScalingLimited.Reason == ReasonTooFewReplicas {
+		n.ScalingLimited.Message += raisedBy(in.Spec, in.Floor)
+	}
 	d.History = n.History
 	d.Conditions = setCondition(d.Conditions, n.AbleToScale)
 	d.Conditions = setCondition(d.Conditions, n.ScalingLimited)

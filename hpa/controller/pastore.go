@@ -90,7 +90,9 @@ func (s *PodAutoscalerStore) Get(key string) (*Autoscaler, error) {
 		},
 		Spec: spec, Watermarks: watermarksFromAPI(marks), Status: pa.Status.HorizontalPodAutoscalerStatus,
 		History: historyFromAPI(pa.Status.History), object: pa,
+		Activation: pa.Spec.ActivationThresholds(), ScaleToZero: true,
 	}
+	a.Schedules, a.ScheduleErrs = parseSchedules(pa.Spec.Schedules)
 	if len(pa.Unread) > 0 {
 		a.SpecErr = fmt.Errorf("quantities out of bounds, left unread: %s", strings.Join(pa.Unread, "; "))
 		a.SpecReason = EventInvalidQuantity

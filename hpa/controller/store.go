@@ -8,6 +8,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
@@ -36,6 +37,16 @@ type Autoscaler struct {
 	Status autoscalingv2.HorizontalPodAutoscalerStatus
 	// History is the persisted stabilization and scale-event history.
 	History hpa.History
+	// Activation is index-aligned with Spec.Metrics: the activation
+	// thresholds (nil: none).
+	Activation []*resource.Quantity
+	// Schedules are the parsed scheduled minimums; ScheduleErrs the
+	// entries that did not parse (they are ignored).
+	Schedules    []hpa.ScheduledMinimum
+	ScheduleErrs []error
+	// ScaleToZero allows scaling to zero with spec.minReplicas 0
+	// (PodAutoscalers only).
+	ScaleToZero bool
 
 	// object is the store's version of the object, for WriteStatus.
 	object runtime.Object

@@ -75,6 +75,8 @@ func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error
 		s.errLabel = errorInternal
 	}
 	s.capacityCondition()
+	s.scheduleCondition()
+	c.requeueAtScheduleChange(a, s.now)
 	if c.cfg.DryRun {
 		// The status belongs to the autoscaler that acts.
 		c.cfg.Observer.reconciled(s.action, s.errLabel, time.Since(start))
@@ -157,9 +159,11 @@ func (s *syncRun) run(ctx context.Context) error {
 	current := sc.Spec.Replicas
 	in := hpa.ReconcileInput{
 		Spec: spec, Watermarks: a.Watermarks, History: a.History,
-		Snapshot: hpa.Snapshot{Now: s.now, SpecReplicas: current, StatusReplicas: sc.Status.Replicas},
+		Snapshot:   hpa.Snapshot{Now: s.now, SpecReplicas: current, StatusReplicas: sc.Status.Replicas},
+		Floor:      hpa.ScheduleFloor(a.Schedules, s.now),
+		Activation: a.Activation, ScaleToZero: a.ScaleToZero,
 	}
-	if needsMetrics(spec, current) {
+	if needsMetrics(in) {
 		sel, pods, cond, err := s.pods(sc.Status.Selector)
 		if err != nil {
 			// As Kubernetes: no metric is computed and nothing scales.
@@ -172,7 +176,7 @@ func (s *syncRun) run(ctx context.Context) error {
 			return nil
 		}
 		in.Pods, s.targetPods = pods, pods
-		in.Data = s.fetch(ctx, spec.Metrics, sel, pods)
+		in.Data = s.fetch(ctx, spec.Metrics, sel, pods, atZero(in))
 	}
 
 	d := hpa.Reconcile(s.c.cfg.HPA, in)
@@ -231,13 +235,20 @@ func (s *syncRun) rescaled(ctx context.Context, spec autoscalingv2.HorizontalPod
 }
 
 // needsMetrics reports whether Reconcile will look at metrics: a current
-// count of zero disables scaling, one outside [min, max] is clamped.
-func needsMetrics(spec autoscalingv2.HorizontalPodAutoscalerSpec, current int32) bool {
-	minReplicas := int32(1)
-	if spec.MinReplicas != nil {
-		minReplicas = *spec.MinReplicas
+// count of zero disables scaling (unless the autoscaler may scale to zero:
+// then its activation metrics are read), one outside [min, max] is clamped.
+func needsMetrics(in hpa.ReconcileInput) bool {
+	current, minReplicas := in.SpecReplicas, hpa.EffectiveMinReplicas(in.Spec, in.Floor)
+	if current == 0 && !atZero(in) {
+		return false
 	}
-	return current != 0 && current <= spec.MaxReplicas && current >= minReplicas
+	return current <= in.Spec.MaxReplicas && current >= minReplicas
+}
+
+// atZero reports whether the sync reads only the activation metrics: the
+// workload is at zero and may stay there.
+func atZero(in hpa.ReconcileInput) bool {
+	return in.SpecReplicas == 0 && in.ScaleToZero && hpa.ScaleToZeroEnabled(in.Spec)
 }
 
 // pods parses the scale's selector, checks that no other autoscaler selects
@@ -269,10 +280,14 @@ func (s *syncRun) pods(selector string) (labels.Selector, []*corev1.Pod, hpa.Con
 	return sel, pods, hpa.Condition{}, nil
 }
 
-// fetch reads every metric, in spec order.
-func (s *syncRun) fetch(ctx context.Context, specs []autoscalingv2.MetricSpec, sel labels.Selector, pods []*corev1.Pod) []hpa.MetricData {
+// fetch reads every metric, in spec order; at zero replicas only the
+// activation (Object and External) metrics.
+func (s *syncRun) fetch(ctx context.Context, specs []autoscalingv2.MetricSpec, sel labels.Selector, pods []*corev1.Pod, zero bool) []hpa.MetricData {
 	out := make([]hpa.MetricData, len(specs))
 	for i, m := range specs {
+		if zero && !hpa.IsActivationMetric(m) {
+			continue
+		}
 		out[i] = s.c.cfg.Metrics.Fetch(ctx, metrics.Request{
 			Namespace: s.a.Namespace, Autoscaler: s.a.Name, Selector: sel, Pods: pods, Metric: m, Now: s.now,
 		})

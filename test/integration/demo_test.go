@@ -76,6 +76,10 @@ func TestLocalDemoEndsWithSummary(t *testing.T) {
 			t.Errorf("the timeline never showed %q", want)
 		}
 	}
+	// The scale-to-zero phase measured both activations.
+	if n := len(regexp.MustCompile(`activation -> first replica Ready, [^\n]*: [0-9.]+s\n`).FindAllString(summary, -1)); n != 2 {
+		t.Errorf("the scale-to-zero phase printed %d measured activations, want 2", n)
+	}
 }
 
 // tidal-local --demo=false drives the user's own autoscalers on the load

@@ -184,10 +184,10 @@ func TestCRDBoundsEveryQuantity(t *testing.T) {
 		}
 	})
 	// 2 tolerances, 5 sources' targets and current values (2 each), 2
-	// watermarks; the watermarks' rules parse them 6 times, the
-	// tolerances' twice.
-	if quantities != 24 || parsed != 8 {
-		t.Errorf("%d quantity fields and %d parsed by rules, want 24 and 8", quantities, parsed)
+	// watermarks, 1 activation threshold; the watermarks' rules parse them
+	// 6 times, the tolerances' twice, the activation threshold's twice.
+	if quantities != 25 || parsed != 10 {
+		t.Errorf("%d quantity fields and %d parsed by rules, want 25 and 10", quantities, parsed)
 	}
 }
 

@@ -65,6 +65,8 @@ type PodAutoscalerList struct {
 // meaning.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not be greater than maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas > 0 || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))",message="minReplicas 0 (scale to zero) needs at least one Object or External metric: at zero replicas only those are read to decide when to activate",fieldPath=".minReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.schedules) || self.schedules.all(s, s.minReplicas <= self.maxReplicas)",message="a schedule's minReplicas must not be greater than maxReplicas",fieldPath=".schedules"
 type PodAutoscalerSpec struct {
 	// scaleTargetRef points to the target resource to scale (any resource
 	// with a /scale subresource: Deployment, StatefulSet, ReplicaSet, ...),
@@ -72,10 +74,12 @@ type PodAutoscalerSpec struct {
 	ScaleTargetRef autoscalingv2.CrossVersionObjectReference `json:"scaleTargetRef"`
 
 	// minReplicas is the lower limit of the replica count. Defaults to 1,
-	// set by the API server as for a HorizontalPodAutoscaler.
+	// set by the API server as for a HorizontalPodAutoscaler. 0 allows
+	// scaling to zero (and back, see MetricSpec.ActivationThreshold); it
+	// needs at least one Object or External metric.
 	// +optional
 	// +kubebuilder:default=1
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
 	// maxReplicas is the upper limit of the replica count.
@@ -95,6 +99,52 @@ type PodAutoscalerSpec struct {
 	// policies, tolerances), as in autoscaling/v2.
 	// +optional
 	Behavior *Behavior `json:"behavior,omitempty"`
+
+	// schedules raise minReplicas during recurring time windows: while a
+	// window is open (or within its leadTime before it opens) the lower
+	// limit is the highest of minReplicas and the open windows'
+	// minReplicas, capped by maxReplicas. A window tidal cannot parse is
+	// reported (event InvalidSchedule, condition SchedulesValid) and
+	// ignored; the others still apply.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
+	Schedules []Schedule `json:"schedules,omitempty"`
+}
+
+// Schedule is a recurring time window that raises a workload's minimum.
+type Schedule struct {
+	// name identifies the window in conditions, events and messages;
+	// unique in the list.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// start is a five-field cron expression (minute hour day-of-month
+	// month day-of-week, as a CronJob's schedule) or a descriptor such as
+	// @daily: when each window opens, in timeZone.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Start string `json:"start"`
+	// duration is how long each window stays open, a Go duration such as
+	// "12h" or "1h30m".
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	Duration metav1.Duration `json:"duration"`
+	// timeZone is an IANA time zone name ("Europe/Berlin"); empty is UTC.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
+	// minReplicas is the lower limit of the replica count while the
+	// window is open. At most maxReplicas.
+	// +kubebuilder:validation:Minimum=0
+	MinReplicas int32 `json:"minReplicas"`
+	// leadTime raises the minimum this long before each window opens, so
+	// that replicas (and their nodes) are ready at its start.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	LeadTime *metav1.Duration `json:"leadTime,omitempty"`
 }
 
 // MetricSpec is an autoscaling/v2 MetricSpec with optional dual watermarks.
@@ -119,6 +169,7 @@ type PodAutoscalerSpec struct {
 // +kubebuilder:validation:XValidation:rule="self.?object.?target.?averageUtilization.orValue(1) > 0",message="must be greater than 0",fieldPath=".object.target.averageUtilization"
 // +kubebuilder:validation:XValidation:rule="self.?external.?target.?type.orValue('Value') in ['AverageValue', 'Utilization', 'Value']",message="must be either Utilization, Value, or AverageValue",fieldPath=".external.target.type"
 // +kubebuilder:validation:XValidation:rule="self.?external.?target.?averageUtilization.orValue(1) > 0",message="must be greater than 0",fieldPath=".external.target.averageUtilization"
+// +kubebuilder:validation:XValidation:rule="!has(self.activationThreshold) || self.type in ['Object', 'External']",message="activationThreshold applies to Object and External metrics only: at zero replicas no pod reports the others",fieldPath=".activationThreshold"
 type MetricSpec struct {
 	autoscalingv2.MetricSpec `json:",inline"`
 
@@ -128,6 +179,19 @@ type MetricSpec struct {
 	// metric's target (whole percent for Utilization targets).
 	// +optional
 	Watermarks *Watermarks `json:"watermarks,omitempty"`
+
+	// activationThreshold is, for an Object or External metric of an
+	// autoscaler with minReplicas 0, the value above which the workload
+	// is active: at zero replicas it goes to one replica as soon as any
+	// such metric is above its threshold, and it goes back to zero only
+	// when all of them are at or below theirs. Unset: 0. In the unit of
+	// the metric's value (the sum of the series for External metrics).
+	// As KEDA's activationThreshold.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$') || quantity(string(self)).compareTo(quantity('0')) >= 0",message="must not be negative"
+	// +kubebuilder:validation:XValidation:rule="!string(self).matches('^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$') || quantity(string(self)).compareTo(quantity('1P')) <= 0",message="must be at most 1P (10^15): tidal computes in thousandths of the unit in 64-bit integers"
+	// +kubebuilder:validation:XIntOrString
+	ActivationThreshold *resource.Quantity `json:"activationThreshold,omitempty"`
 }
 
 // Watermarks is a metric's dual-watermark band. See the hpa package for the
@@ -225,4 +289,19 @@ func (s *PodAutoscalerSpec) HPASpec() (autoscalingv2.HorizontalPodAutoscalerSpec
 		}
 	}
 	return out, marks
+}
+
+// ActivationThresholds returns the metrics' activation thresholds,
+// index-aligned with Metrics (nil when no metric has one).
+func (s *PodAutoscalerSpec) ActivationThresholds() []*resource.Quantity {
+	var out []*resource.Quantity
+	for i := range s.Metrics {
+		if q := s.Metrics[i].ActivationThreshold; q != nil {
+			if out == nil {
+				out = make([]*resource.Quantity, len(s.Metrics))
+			}
+			out[i] = q
+		}
+	}
+	return out
 }

@@ -193,6 +193,9 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 		if err := story.play(ctx); err != nil {
 			return err
 		}
+		if err := playZeroDemo(ctx, cluster.Client, cluster.Config, runOpts, sim, tl, out); err != nil {
+			return err
+		}
 		if !lo.keepRunning || ctx.Err() != nil {
 			return nil
 		}
