@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -19,7 +20,7 @@ import (
 const (
 	// CostAnnotation is the ReplicaSet controller's pod-deletion-cost:
 	// among pods alike in phase and readiness, lower costs go first.
-	CostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
+	CostAnnotation = corev1.PodDeletionCost
 	// OwnedAnnotation marks a cost tidal set. A cost without it is the
 	// user's, and tidal never changes it.
 	OwnedAnnotation = "autoscaling.tidal.dev/deletion-cost-set"

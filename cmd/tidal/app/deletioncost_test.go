@@ -23,6 +23,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/scalein"
 	"github.com/tidal-autoscaler/tidal/hpa/controller"
+	"github.com/tidal-autoscaler/tidal/trim"
 )
 
 func runningPod(name, node string) *corev1.Pod {
@@ -96,5 +97,43 @@ func TestDeletionCostFailuresAreCountedAndReturned(t *testing.T) {
 	d.nodes = func() ([]scalein.Node, time.Time) { return nil, time.Time{} }
 	if err := d.beforeScaleDown(context.Background(), r); err != nil || len(client.Actions()) != before {
 		t.Errorf("no view: err %v, %d API call(s), want none", err, len(client.Actions())-before)
+	}
+}
+
+// A cost the user set survives the informers' trimming, and tidal leaves
+// it alone: the replica on the next emptiest node is chosen instead.
+func TestDeletionCostLeavesTheUsersCostThroughTheTrimmedCache(t *testing.T) {
+	user, other := runningPod("w1", "a"), runningPod("w2", "b")
+	user.Annotations = map[string]string{scalein.CostAnnotation: "1000", "kubectl.kubernetes.io/restartedAt": "2026-11-01T00:00:00Z"}
+	client := fake.NewClientset(user.DeepCopy(), other.DeepCopy())
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, p := range []*corev1.Pod{user, other} {
+		trimmed, err := trim.NewSharer().Transform(p.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := indexer.Add(trimmed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes := []scalein.Node{
+		{Name: "a", Utilization: 0.1, Removable: true, Pods: []types.UID{"uid-w1"}},
+		{Name: "b", Utilization: 0.2, Removable: true, Pods: []types.UID{"uid-w2"}},
+	}
+	d := &deletionCost{pods: controller.ListerPods{Lister: corelisters.NewPodLister(indexer)}, client: client,
+		nodes: func() ([]scalein.Node, time.Time) { return nodes, time.Now() }, writes: newDeletionCostWrites(prometheus.NewRegistry())}
+	r := controller.Rescale{Namespace: "shop", Target: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"},
+		From: 2, To: 1, Selector: "app=web"}
+	if err := d.beforeScaleDown(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	var patched []string
+	for _, a := range client.Actions() {
+		if p, ok := a.(k8stesting.PatchAction); ok {
+			patched = append(patched, p.GetName())
+		}
+	}
+	if len(patched) != 1 || patched[0] != "w2" {
+		t.Errorf("patched %v, want only w2 (w1's cost is the user's)", patched)
 	}
 }
