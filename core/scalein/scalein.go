@@ -85,10 +85,12 @@ type Patch struct {
 // utilization (lowest first, as scale-down orders them), then nodes that
 // cannot be removed. Replicas on those get KeepCost; tidal's old costs on
 // the remaining replicas are taken off. Replicas whose cost the user set
-// are left alone. Only changes are returned, the replicas to go first. The
-// result does not depend on the order of nodes and replicas.
+// are left alone. Only changes are returned, the replicas to go first; none
+// when all replicas go. The result does not depend on the order of nodes
+// and replicas.
 func Decide(nodes []Node, replicas []Replica, remove int) []Patch {
-	if remove <= 0 || len(replicas) == 0 {
+	if remove <= 0 || remove >= len(replicas) {
+		// Nothing goes, or everything does: there is no choice to make.
 		return nil
 	}
 	byName := make(map[string]Node, len(nodes))

@@ -152,6 +152,11 @@ func TestDecide(t *testing.T) {
 		remove: 2,
 		want:   []Patch{{"w1", cost(0)}, {"w3", cost(1)}, {"w2", keep}},
 	}, {
+		name:   "every replica goes (to zero): no choice, nothing written",
+		nodes:  []Node{node("a", 0.1, true, "w1"), node("b", 0.2, false)},
+		pods:   []*corev1.Pod{storedPod("w1", "a", nil), storedPod("w2", "b", nil)},
+		remove: 2,
+	}, {
 		name:   "nothing to remove: nothing written",
 		nodes:  []Node{node("a", 0.1, true, "w1")},
 		pods:   []*corev1.Pod{storedPod("w1", "a", owned(cost(0)))},
