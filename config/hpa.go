@@ -41,6 +41,10 @@ type HPAOptions struct {
 	// PrometheusURL is the Prometheus server PromQL metrics are read from;
 	// empty disables the Prometheus source.
 	PrometheusURL string
+	// ScaleInDeletionCost sets pod-deletion-cost on a Deployment's or
+	// ReplicaSet's replicas before a scale-down, so that those on the
+	// nodes scale-down would empty go.
+	ScaleInDeletionCost bool
 }
 
 // NewHPAOptions returns the defaults.
@@ -54,6 +58,7 @@ func NewHPAOptions() HPAOptions {
 		CPUInitializationPeriod:      5 * time.Minute,
 		InitialReadinessDelay:        30 * time.Second,
 		MetricsSource:                MetricsSourceAPI,
+		ScaleInDeletionCost:          true,
 	}
 }
 
@@ -72,6 +77,7 @@ func (o *HPAOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.CPUInitializationPeriod, "hpa-cpu-initialization-period", o.CPUInitializationPeriod, "How long after start a pod's cpu samples may be set aside (as --horizontal-pod-autoscaler-cpu-initialization-period).")
 	fs.DurationVar(&o.InitialReadinessDelay, "hpa-initial-readiness-delay", o.InitialReadinessDelay, "How long after start readiness changes count as initial (as --horizontal-pod-autoscaler-initial-readiness-delay).")
 	fs.StringVar(&o.MetricsSource, "hpa-metrics-source", o.MetricsSource, "Where metrics come from: api (the Kubernetes metrics APIs) or simulated (a simulated load, for tidal-local).")
+	fs.BoolVar(&o.ScaleInDeletionCost, "scale-in-deletion-cost", o.ScaleInDeletionCost, "Before scaling a Deployment or ReplicaSet down, set controller.kubernetes.io/pod-deletion-cost on its replicas so that those on the nodes scale-down would empty first are removed (costs users set are left alone).")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "Prometheus server (http://host:port) that External metrics named \"prometheus\" query with the PromQL in their \"query\" selector label. Empty disables it.")
 }
 

@@ -72,6 +72,8 @@ type NodeLoop struct {
 	actuator  *actuator
 	observer  *observer
 	publisher *publisher
+	// scaleIn is the last scale-in view (see ScaleInNodes).
+	scaleIn atomic.Pointer[scaleInView]
 	// scaleDownDue is when an unneeded node will be due for removal (zero:
 	// none); the loop wakes then instead of at its next scan.
 	scaleDownDue time.Time

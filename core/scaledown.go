@@ -24,6 +24,8 @@ type scaleDownReport struct {
 	notEvenCandidates []scaledown.Unremovable
 	cooldown          string
 	started           []string
+	// candidates are the nodes the plan considered.
+	candidates []scaledown.Candidate
 }
 
 // scaleDown plans which nodes can go (scaledown.Planner), tracks how long
@@ -42,6 +44,7 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 		return err
 	}
 	l.cfg.Metrics.observe("scaleDown:plan", l.clock.Since(start))
+	l.publishScaleIn(o, plan, sd.candidates)
 	nodes := nodesByName(o.nodes)
 	l.mem.unneeded = scaledown.Track(l.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
@@ -80,6 +83,7 @@ func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, report *it
 	if err != nil {
 		return nil, err
 	}
+	sd.candidates = in.Candidates
 	if report.plan != nil {
 		in.Arriving = report.plan.OnExisting
 	}

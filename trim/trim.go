@@ -203,10 +203,11 @@ const (
 )
 
 // KeepAnnotation reports whether tidal reads the pod or node annotation
-// key: Cluster Autoscaler's, tidal's own, and the mirror pod marker (the
-// drain rules leave static pods' mirrors alone).
+// key: Cluster Autoscaler's, tidal's own, the mirror pod marker (the drain
+// rules leave static pods' mirrors alone) and pod-deletion-cost (a scale-in
+// leaves a cost the user set alone).
 func KeepAnnotation(key string) bool {
-	if strings.HasPrefix(key, clusterAutoscalerPrefix) || key == corev1.MirrorPodAnnotationKey {
+	if strings.HasPrefix(key, clusterAutoscalerPrefix) || key == corev1.MirrorPodAnnotationKey || key == corev1.PodDeletionCost {
 		return true
 	}
 	prefix, _, ok := strings.Cut(key, "/")

@@ -25,6 +25,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/benchgen/benchload"
 	"github.com/tidal-autoscaler/tidal/core"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/scalein"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/hpa"
@@ -46,6 +47,8 @@ var readAnnotations = map[string]string{
 	core.HeadroomOfAnnotation:                        "default/web",
 	core.HeadroomAnnotation:                          "2",
 	"cluster-autoscaler.kubernetes.io/daemonset-pod": "true",
+	scalein.CostAnnotation:                           "10",
+	scalein.OwnedAnnotation:                          "true",
 }
 
 // unreadAnnotations are annotations real pods and nodes carry that tidal
@@ -53,7 +56,6 @@ var readAnnotations = map[string]string{
 var unreadAnnotations = map[string]string{
 	"kubectl.kubernetes.io/last-applied-configuration": `{"apiVersion":"v1","kind":"Pod"}`,
 	"kubectl.kubernetes.io/restartedAt":                "2026-01-01T00:00:00Z",
-	"controller.kubernetes.io/pod-deletion-cost":       "10",
 	"prometheus.io/scrape":                             "true",
 	"node.alpha.kubernetes.io/ttl":                     "0",
 	"eviltidal.dev/x":                                  "1",

@@ -11,8 +11,8 @@ const module = "github.com/tidal-autoscaler/tidal/"
 // decisionPackages decide from plain data; the shell (core, the hpa
 // controller, cmd) gathers that data and acts.
 var decisionPackages = []string{
-	"core/scaleup", "core/scaledown", "core/templates", "core/clusterstate", "estimator", "expander", "simulator", "hpa",
-	"core/nodeschedule",
+	"core/scaleup", "core/scaledown", "core/scalein", "core/templates", "core/clusterstate", "estimator", "expander", "simulator", "hpa",
+	"core/nodeschedule", "schedule",
 }
 
 // Dependencies point one way: cmd → the loops' shells → the decision

@@ -179,6 +179,13 @@ func leftBehind(p *corev1.Pod, now time.Time) (podKind, bool) {
 	return podMovable, false
 }
 
+// MustMove reports whether a drain of p's node would have to move p (it is
+// not a mirror, DaemonSet, finished or long-terminating pod).
+func MustMove(p *corev1.Pod, now time.Time) bool {
+	_, left := leftBehind(p, now)
+	return !left
+}
+
 // replicated checks the pod has a controller that will recreate it.
 func replicated(p *corev1.Pod, opts RuleOptions, owners Owners) (BlockingReason, string) {
 	ref := controllerOf(p)

@@ -69,6 +69,11 @@ type Config struct {
 	// OnRescale, when set, is told of every successful rescale, so the
 	// node loop can plan nodes for new replicas before their pods exist.
 	OnRescale func(ctx context.Context, r Rescale)
+	// BeforeScaleDown, when set, is called just before a scale-down is
+	// written to /scale (not in dry-run), so that the replicas that go can
+	// be chosen (pod-deletion-cost). Its error is logged; the scale-down is
+	// written all the same.
+	BeforeScaleDown func(ctx context.Context, r Rescale) error
 	// Capacity, when set, tells how many of a target's pods wait for nodes
 	// and what the node loop does about it (the WaitingForCapacity
 	// condition).
@@ -91,6 +96,9 @@ type Rescale struct {
 	Namespace  string
 	Target     autoscalingv2.CrossVersionObjectReference
 	From, To   int32
+	// Selector is the label selector of the target's pods, from its
+	// /scale status.
+	Selector string
 }
 
 // Controller is the pod loop.

@@ -203,6 +203,8 @@ func (s *syncRun) run(ctx context.Context) error {
 		// No rescale wanted now: the next one is new.
 		s.c.wanted.forget(a.Key)
 	case d.Rescale:
+		s.beforeScaleDown(ctx, Rescale{Autoscaler: a.Ref, Namespace: a.Namespace, Target: spec.ScaleTargetRef,
+			From: current, To: d.DesiredReplicas, Selector: sc.Status.Selector})
 		rescaleErr = s.rescale(ctx, a.Namespace, spec.ScaleTargetRef, gr, sc, d.DesiredReplicas)
 		s.rescaled(ctx, spec, current, d, rescaleErr)
 	}
@@ -231,6 +233,19 @@ func (s *syncRun) rescaled(ctx context.Context, spec autoscalingv2.HorizontalPod
 	s.logger.Info("Rescaled", "scaleTarget", s.ref, "from", current, "to", d.DesiredReplicas, "reason", d.Reason)
 	if hook := s.c.cfg.OnRescale; hook != nil {
 		hook(ctx, Rescale{Autoscaler: s.a.Ref, Namespace: s.a.Namespace, Target: spec.ScaleTargetRef, From: current, To: d.DesiredReplicas})
+	}
+}
+
+// beforeScaleDown calls the BeforeScaleDown hook for a scale-down. Its
+// failure only makes the choice of replicas worse, not the scale-down
+// wrong: it is logged and the write goes on.
+func (s *syncRun) beforeScaleDown(ctx context.Context, r Rescale) {
+	hook := s.c.cfg.BeforeScaleDown
+	if hook == nil || r.To >= r.From {
+		return
+	}
+	if err := hook(ctx, r); err != nil {
+		s.logger.Error(err, "Choosing the replicas to remove failed; scaling down all the same", "scaleTarget", s.ref, "from", r.From, "to", r.To)
 	}
 }
 

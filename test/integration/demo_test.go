@@ -27,7 +27,7 @@ import (
 // provision-ahead, ends by itself, and ends with the summary table.
 func TestLocalDemoEndsWithSummary(t *testing.T) {
 	bin := buildTidalLocal(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	// Short scale-down timers keep the test brief; the demo is the same.
 	cmd := exec.CommandContext(ctx, bin, "--address="+freeAddress(t), "--scale-down-unneeded-time=2s",
@@ -50,13 +50,16 @@ func TestLocalDemoEndsWithSummary(t *testing.T) {
 	}
 	summary := text[i:]
 	t.Logf("demo ran %v%s", time.Since(start).Round(time.Second), summary)
-	for _, want := range []string{"with provision-ahead", "without", "pod-seconds spent waiting for nodes",
-		"load fall -> added nodes removed", "node-hours, pool general-a"} {
+	for _, want := range []string{"with provision-ahead and deletion cost", "without provision-ahead", "without deletion cost",
+		"pod-seconds spent waiting for nodes", "load fall -> added nodes removed", "node-hours, pool general-a"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary lacks %q", want)
 		}
 	}
-	if !regexp.MustCompile(`outcome\s+complete\s+complete`).MatchString(summary) {
+	if !regexp.MustCompile(`evictions during scale-down\s+\d+\s+\d+\s+\d+`).MatchString(summary) {
+		t.Error("the evictions row lacks a count for each pass")
+	}
+	if !regexp.MustCompile(`outcome\s+complete\s+complete\s+complete`).MatchString(summary) {
 		t.Fatal("a pass did not complete")
 	}
 	m := regexp.MustCompile(`load step -> node group scale-up request\s+([0-9.]+)s\s+([0-9.]+)s`).FindStringSubmatch(summary)

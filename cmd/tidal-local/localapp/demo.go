@@ -38,22 +38,25 @@ const (
 )
 
 // demoPass is one run of the load curve against a fresh namespace, with
-// tidal (started by the caller) provisioning ahead or not.
+// tidal (started by the caller) provisioning ahead or not, setting
+// deletion costs or not.
 type demoPass struct {
 	client kubernetes.Interface
 	sim    *metrics.Simulated
 	tl     *timeline
 	// scaleUps reads tidal's count of node-group scale-ups.
 	scaleUps func() (float64, error)
-	ns       string
-	ahead    bool
+	// evictions reads tidal's count of pods evicted by scale-down.
+	evictions func() (float64, error)
+	ns        string
+	settings  passSettings
 	// stabilization is the demo autoscaler's scale-down stabilization.
 	stabilization time.Duration
 }
 
 // passResult is what the summary shows of a pass.
 type passResult struct {
-	ahead bool
+	title string
 	// stepToScaleUp: load step to the node group's scale-up request;
 	// stepToReady: to every new replica Ready.
 	stepToScaleUp, stepToReady time.Duration
@@ -63,6 +66,9 @@ type passResult struct {
 	// fallToNodes: to the nodes back at their count before the pass.
 	fallToReplicas, fallToNodes time.Duration
 	nodeHours                   map[string]float64
+	// evictions: pods scale-down evicted during the pass; -1 when tidal's
+	// count could not be read.
+	evictions float64
 	// failed says what did not happen in time, if anything did not.
 	failed string
 }
@@ -72,7 +78,7 @@ func (d *demoPass) key() string { return d.ns + "/" + demoMetric }
 // play runs the load curve. Errors end the pass; a wait that times out is
 // recorded in the result, so the summary shows how far the pass got.
 func (d *demoPass) play(ctx context.Context) (res passResult, err error) {
-	res.ahead = d.ahead
+	res.title = d.settings.title
 	// The recorder's informers end with the pass.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -86,6 +92,14 @@ func (d *demoPass) play(ctx context.Context) (res passResult, err error) {
 		return res, err
 	}
 	defer func() { res.nodeHours = rec.nodeHours(start, time.Now()) }()
+	evictedBefore, evErr := d.evictions()
+	defer func() {
+		evictedAfter, err := d.evictions()
+		res.evictions = evictedAfter - evictedBefore
+		if evErr != nil || err != nil {
+			res.evictions = -1
+		}
+	}()
 	if err := d.rise(ctx, rec, &res); err != nil {
 		return res, err
 	}
@@ -117,8 +131,8 @@ func (d *demoPass) setUp(ctx context.Context) (*demoRecorder, error) {
 	if _, err := d.client.AutoscalingV2().HorizontalPodAutoscalers(d.ns).Create(ctx, demoAutoscaler(d.ns, base, d.stabilization), metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("demo: create autoscaler: %w", err)
 	}
-	d.tl.note("%s: %s/%s on pool %s, %d replicas of 1 CPU at %d requests/s (HorizontalPodAutoscaler: %d per replica); provision-ahead=%v",
-		d.label(), d.ns, demoApp, pool, base, demoBaseLoad, demoPerReplica, d.ahead)
+	d.tl.note("%s: %s/%s on pool %s, %d replicas of 1 CPU at %d requests/s (HorizontalPodAutoscaler: %d per replica); provision-ahead=%v, scale-in-deletion-cost=%v",
+		d.label(), d.ns, demoApp, pool, base, demoBaseLoad, demoPerReplica, d.settings.ahead, d.settings.cost)
 	if err := sleepCtx(ctx, demoHold); err != nil {
 		return nil, err
 	}
@@ -150,12 +164,7 @@ func (d *demoPass) firstPool(ctx context.Context) (string, error) {
 	return pool, nil
 }
 
-func (d *demoPass) label() string {
-	if d.ahead {
-		return "demo (with provision-ahead)"
-	}
-	return "demo (without provision-ahead)"
-}
+func (d *demoPass) label() string { return "demo (" + d.settings.title + ")" }
 
 // rise steps the load up and measures how fast nodes are asked for and
 // every replica is Ready.

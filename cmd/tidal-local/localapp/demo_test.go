@@ -3,6 +3,7 @@ package localapp
 import (
 	"bytes"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -38,15 +39,19 @@ func TestDemoRecorderFigures(t *testing.T) {
 func TestDemoSummaryTable(t *testing.T) {
 	var out bytes.Buffer
 	printDemoSummary(&out, []passResult{
-		{ahead: true, stepToScaleUp: 50 * time.Millisecond, stepToReady: 2250 * time.Millisecond, nodeHours: map[string]float64{"a": 0.019}},
-		{ahead: false, stepToScaleUp: 340 * time.Millisecond, failed: "replicas not Ready within 3m0s", nodeHours: map[string]float64{"b": 0.5}},
+		{title: demoPasses[0].title, stepToScaleUp: 50 * time.Millisecond, stepToReady: 2250 * time.Millisecond, nodeHours: map[string]float64{"a": 0.019}, evictions: 0},
+		{title: demoPasses[1].title, stepToScaleUp: 340 * time.Millisecond, failed: "replicas not Ready within 3m0s", nodeHours: map[string]float64{"b": 0.5}, evictions: -1},
+		{title: demoPasses[2].title, evictions: 3},
 	})
 	s := out.String()
-	for _, want := range []string{"with provision-ahead", "without", "0.05s", "0.34s", "2.25s",
+	for _, want := range []string{"with provision-ahead and deletion cost", "without provision-ahead", "without deletion cost", "0.05s", "0.34s", "2.25s",
 		"node-hours, pool a", "0.0190", "node-hours, pool b", "0.5000", "complete", "incomplete: replicas not Ready within 3m0s"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
+	}
+	if !regexp.MustCompile(`evictions during scale-down +0 +- +3 `).MatchString(s) {
+		t.Errorf("the evictions row should read 0, - (not read), 3:\n%s", s)
 	}
 	if lines := strings.Split(strings.TrimSpace(s), "\n"); !strings.HasPrefix(strings.TrimSpace(lines[len(lines)-1]), "outcome") {
 		t.Errorf("the table should end with the outcome row:\n%s", s)

@@ -61,7 +61,7 @@ type zeroDemo struct {
 func playZeroDemo(ctx context.Context, client kubernetes.Interface, cfg *rest.Config, opts config.Options, sim *metrics.Simulated, tl *timeline, out io.Writer) error {
 	opts.HPA.HPAObjects, opts.ScaleUp.ProvisionAhead = false, true
 	z := &zeroDemo{config: cfg, opts: opts}
-	z.pass = &demoPass{client: client, sim: sim, tl: tl, ns: zeroNamespace, ahead: true}
+	z.pass = &demoPass{client: client, sim: sim, tl: tl, ns: zeroNamespace, settings: passSettings{ahead: true, cost: true, title: "scale to zero"}}
 	if err := installPodAutoscalerCRD(ctx, cfg); err != nil {
 		tl.note("demo (scale to zero): %v", err)
 		return nil

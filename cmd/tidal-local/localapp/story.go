@@ -19,8 +19,8 @@ import (
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
 )
 
-// demoStory plays the demo twice, with provision-ahead and without, each
-// time against a fresh run of tidal, and prints what the two runs measured.
+// demoStory plays the demo once per demoPasses entry, each time against a
+// fresh run of tidal, and prints what the runs measured.
 type demoStory struct {
 	client kubernetes.Interface
 	opts   config.Options
@@ -29,12 +29,27 @@ type demoStory struct {
 	out    io.Writer
 }
 
-// play runs both passes and prints the summary table. It returns the first
+// passSettings are what a pass turns on: provision-ahead and pod deletion
+// cost on scale-in; title heads its column.
+type passSettings struct {
+	ahead, cost bool
+	title       string
+}
+
+// demoPasses: everything on, then without provision-ahead, then without
+// deletion cost.
+var demoPasses = []passSettings{
+	{ahead: true, cost: true, title: "with provision-ahead and deletion cost"},
+	{ahead: false, cost: true, title: "without provision-ahead"},
+	{ahead: true, cost: false, title: "without deletion cost"},
+}
+
+// play runs the passes and prints the summary table. It returns the first
 // error of tidal itself; a pass that fails is reported in the table.
 func (s *demoStory) play(ctx context.Context) error {
 	var results []passResult
-	for i, ahead := range []bool{true, false} {
-		res, runErr := s.pass(ctx, i+1, ahead)
+	for i, set := range demoPasses {
+		res, runErr := s.pass(ctx, i+1, set)
 		results = append(results, res)
 		if runErr != nil {
 			return runErr
@@ -47,18 +62,21 @@ func (s *demoStory) play(ctx context.Context) error {
 	return nil
 }
 
-// pass runs tidal with provision-ahead set as asked and plays the load
-// curve in namespace demo-<n>. It returns tidal's error, if it failed.
-func (s *demoStory) pass(ctx context.Context, n int, ahead bool) (passResult, error) {
+// pass runs tidal with provision-ahead and deletion cost set as asked and
+// plays the load curve in namespace demo-<n>. It returns tidal's error, if
+// it failed.
+func (s *demoStory) pass(ctx context.Context, n int, set passSettings) (passResult, error) {
 	opts := s.opts
-	opts.ScaleUp.ProvisionAhead = ahead
+	opts.ScaleUp.ProvisionAhead = set.ahead
+	opts.HPA.ScaleInDeletionCost = set.cost
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- app.Run(runCtx, &opts, app.WithSimulatedMetrics(s.sim)) }()
 	addr := dialAddress(opts.Address)
-	p := &demoPass{client: s.client, sim: s.sim, tl: s.tl, ns: fmt.Sprintf("demo-%d", n), ahead: ahead,
+	p := &demoPass{client: s.client, sim: s.sim, tl: s.tl, ns: fmt.Sprintf("demo-%d", n), settings: set,
 		stabilization: opts.HPA.DownscaleStabilizationWindow,
-		scaleUps:      func() (float64, error) { return app.MetricSum(addr, "tidal_scale_ups_total") }}
+		scaleUps:      func() (float64, error) { return app.MetricSum(addr, "tidal_scale_ups_total") },
+		evictions:     func() (float64, error) { return app.MetricSum(addr, "tidal_evicted_pods_total") }}
 	res, err := p.play(ctx)
 	if err != nil && ctx.Err() == nil {
 		s.tl.note("%s stopped: %v", p.label(), err)
@@ -83,7 +101,7 @@ func printDemoSummary(out io.Writer, results []passResult) {
 	w := tabwriter.NewWriter(out, 0, 0, 3, ' ', 0)
 	header := []string{""}
 	for _, r := range results {
-		header = append(header, map[bool]string{true: "with provision-ahead", false: "without"}[r.ahead])
+		header = append(header, r.title)
 	}
 	rows := [][]string{header}
 	add := func(label string, cell func(passResult) string) {
@@ -99,6 +117,12 @@ func printDemoSummary(out io.Writer, results []passResult) {
 	add("pod-seconds spent waiting for nodes", func(r passResult) string { return fmt.Sprintf("%.1f", r.totalWait.Seconds()) })
 	add("load fall -> replicas back down", func(r passResult) string { return dur(r.fallToReplicas) })
 	add("load fall -> added nodes removed", func(r passResult) string { return dur(r.fallToNodes) })
+	add("evictions during scale-down", func(r passResult) string {
+		if r.evictions < 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f", r.evictions)
+	})
 	for _, pool := range demoPools(results) {
 		add("node-hours, pool "+pool, func(r passResult) string { return fmt.Sprintf("%.4f", r.nodeHours[pool]) })
 	}

@@ -39,10 +39,14 @@ const (
 )
 
 // podLoopMetrics are the pod loop's Prometheus metrics.
-type podLoopMetrics struct{ observer *controller.Observer }
+type podLoopMetrics struct {
+	observer *controller.Observer
+	// deletionCosts counts the pod-deletion-cost writes.
+	deletionCosts *prometheus.CounterVec
+}
 
 func newPodLoopMetrics(reg prometheus.Registerer) *podLoopMetrics {
-	return &podLoopMetrics{observer: controller.NewObserver(reg)}
+	return &podLoopMetrics{observer: controller.NewObserver(reg), deletionCosts: newDeletionCostWrites(reg)}
 }
 
 // newPodLoop builds the pod loop for one leadership term, registering its
@@ -116,6 +120,11 @@ func runPodLoop(ctx context.Context, env *term, pods controller.PodLister, hpas 
 		}
 		others = controller.HPAOwners(hpas.Lister())
 	}
+	var beforeScaleDown func(context.Context, controller.Rescale) error
+	if o.ScaleInDeletionCost {
+		d := &deletionCost{pods: pods, client: env.client, nodes: env.nodeLoop.ScaleInNodes, writes: env.podMetrics.deletionCosts}
+		beforeScaleDown = d.beforeScaleDown
+	}
 	c, err := controller.New(controller.Config{
 		Store:      store,
 		Pods:       pods,
@@ -129,6 +138,8 @@ func runPodLoop(ctx context.Context, env *term, pods controller.PodLister, hpas 
 		Observer:   env.podMetrics.observer,
 		OnRescale:  env.provisionAhead,
 		Capacity:   env.nodeLoop.CapacityFor,
+
+		BeforeScaleDown: beforeScaleDown,
 
 		OtherAutoscalers: others,
 		DryRun:           env.opts.DryRun,
