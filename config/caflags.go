@@ -95,7 +95,7 @@ func caImplementedFlags() []CAFlag {
 	for _, name := range []string{
 		"address", "balance-similar-node-groups", "balancing-ignore-label", "balancing-label",
 		"cordon-node-before-terminating", "cores-total", "daemonset-eviction-for-empty-nodes",
-		"daemonset-eviction-for-occupied-nodes", "expendable-pods-priority-cutoff", "ignore-daemonsets-utilization",
+		"daemonset-eviction-for-occupied-nodes", "enforce-node-group-min-size", "expendable-pods-priority-cutoff", "ignore-daemonsets-utilization",
 		"ignore-mirror-pods-utilization", "ignore-taint", "initial-node-group-backoff-duration", "kube-client-burst",
 		"kube-client-qps", "kubeconfig", "kubernetes", "leader-elect", "leader-elect-lease-duration",
 		"leader-elect-renew-deadline", "leader-elect-retry-period", "max-bulk-soft-taint-count",
@@ -158,7 +158,6 @@ func caAcceptedFlags() []CAFlag {
 		accepted("enable-dynamic-resource-allocation", kindBool, "true", "tidal does not simulate dynamic resource allocation"),
 		accepted("enable-proactive-scaleup", kindBool, "false", "tidal's --provision-ahead plans nodes for pods the pod loop is about to create"),
 		accepted("enable-provisioning-requests", kindBool, "false", noProvReq),
-		accepted("enforce-node-group-min-size", kindBool, "false", "tidal grows node groups for pending pods, and to the minimums of the tidal-schedules ConfigMap (docs/schedules.md), not to the cloud minimum"),
 		accepted("estimator", kindString, "binpacking", "tidal always bin-packs"),
 		accepted("fastpath-binpacking-enabled", kindBool, "false", ownSimulate),
 		accepted("force-delete-failed-nodes", kindBool, "false", "tidal gives back failed instances through the cloud provider"),

@@ -30,6 +30,7 @@ type ScaleUpOptions struct {
 	ExpendablePodsPriorityCutoff int
 	NewPodScaleUpDelay           time.Duration
 	ProvisionAhead               bool
+	EnforceNodeGroupMinSize      bool
 	MaxTotalUnreadyPercentage    float64
 	OkTotalUnreadyCount          int
 	InitialBackoff               time.Duration
@@ -73,6 +74,7 @@ func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ExpendablePodsPriorityCutoff, "expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff, "Pods with a priority below this never trigger a scale-up.")
 	fs.DurationVar(&o.NewPodScaleUpDelay, "new-pod-scale-up-delay", o.NewPodScaleUpDelay, "Pods younger than this do not trigger a scale-up yet.")
 	fs.BoolVar(&o.ProvisionAhead, "provision-ahead", o.ProvisionAhead, "When the pod loop raises a workload's replicas, plan nodes for the new pods at once, before they exist.")
+	fs.BoolVar(&o.EnforceNodeGroupMinSize, "enforce-node-group-min-size", o.EnforceNodeGroupMinSize, "Grow node groups whose target size is below their minimum (the cloud's, or a scheduled one) to it, with no pending pod asking.")
 	fs.Float64Var(&o.MaxTotalUnreadyPercentage, "max-total-unready-percentage", o.MaxTotalUnreadyPercentage, "Percentage of unready nodes above which tidal stops scaling.")
 	fs.IntVar(&o.OkTotalUnreadyCount, "ok-total-unready-count", o.OkTotalUnreadyCount, "Unready nodes always tolerated, whatever the percentage.")
 	fs.DurationVar(&o.InitialBackoff, "initial-node-group-backoff-duration", o.InitialBackoff, "How long a node group whose scale-up failed is skipped, the first time.")

@@ -37,6 +37,9 @@ type Options struct {
 	// ProvisionAhead plans nodes for the replicas the pod loop asks for
 	// before their pods exist.
 	ProvisionAhead bool
+	// EnforceNodeGroupMinSize raises every group below its minimum to it
+	// (--enforce-node-group-min-size), not only those a schedule names.
+	EnforceNodeGroupMinSize bool
 	// NodeInfoCacheExpireTime is how long a template made from a live node
 	// serves a group that no longer has a good node.
 	NodeInfoCacheExpireTime time.Duration
@@ -102,7 +105,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		MaxNodeGroupBinpackingTime: su.MaxNodeGroupBinpackingTime,
 		BalanceSimilarNodeGroups:   su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
-		ProvisionAhead: su.ProvisionAhead, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
+		ProvisionAhead: su.ProvisionAhead, EnforceNodeGroupMinSize: su.EnforceNodeGroupMinSize, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
 		ClusterState: clusterstate.Options{
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, MaxNodeStartupTime: o.MaxNodeStartupTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
 			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,

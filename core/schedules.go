@@ -109,14 +109,19 @@ func (l *NodeLoop) effectiveSize(g *groupObservation) (minSize, maxSize int) {
 	return nodeschedule.Effective(g.group.MinSize(), g.group.MaxSize(), b)
 }
 
-// enforceSchedules raises groups below their scheduled minimum, then adds
+// enforceSchedules raises groups below their scheduled minimum (or, with
+// --enforce-node-group-min-size, below any minimum), then adds
 // the nodes of the allocation triggers that fire, independent of pending
 // pods.
 func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report *iterationReport) {
 	s := l.sched
 	groups := l.scheduleGroups(o)
-	for _, r := range nodeschedule.Raises(groups, s.bounds) {
-		l.raise(ctx, o, report, r, fmt.Sprintf("scheduled minimum of %s", strings.Join(r.Entries, ", ")), "")
+	for _, r := range nodeschedule.Raises(groups, s.bounds, l.opts.EnforceNodeGroupMinSize) {
+		why := "minimum size (--enforce-node-group-min-size)"
+		if len(r.Entries) > 0 {
+			why = fmt.Sprintf("scheduled minimum of %s", strings.Join(r.Entries, ", "))
+		}
+		l.raise(ctx, o, report, r, why, "")
 	}
 	rates := nodeschedule.Rates(nodeUsages(o))
 	l.cfg.Metrics.sched.allocationRate.Reset()

@@ -139,11 +139,12 @@ type Raise struct {
 
 // Raises are the groups with active entries whose target size is below
 // their effective minimum, raised to it. A group no entry names is left as
-// it is, even below the cloud's minimum.
-func Raises(groups []Group, bounds map[string]Bounds) []Raise {
+// it is, even below the cloud's minimum, unless enforceMin
+// (--enforce-node-group-min-size) asks to raise every group to its minimum.
+func Raises(groups []Group, bounds map[string]Bounds, enforceMin bool) []Raise {
 	var out []Raise
 	for _, g := range groups {
-		if _, ok := bounds[g.ID]; !ok || g.Unavailable || g.Target >= g.Min {
+		if _, ok := bounds[g.ID]; !ok && !enforceMin || g.Unavailable || g.Target >= g.Min {
 			continue
 		}
 		out = append(out, Raise{Group: g.ID, From: g.Target, To: g.Min, Entries: bounds[g.ID].Entries})

@@ -101,11 +101,21 @@ func TestAlreadyOpenWindowAppliesAtOnce(t *testing.T) {
 	for i := range groups {
 		groups[i].Min, groups[i].Max = Effective(groups[i].Min, groups[i].Max, bounds[groups[i].ID])
 	}
-	got := Raises(groups, bounds)
+	got := Raises(groups, bounds, false)
 	want := []Raise{{Group: "general-a", From: 2, To: 10, Entries: []string{"office-hours"}}}
 	if len(got) != 1 || got[0].Group != want[0].Group || got[0].From != 2 || got[0].To != 10 ||
 		!slices.Equal(got[0].Entries, want[0].Entries) {
 		t.Errorf("raises %+v, want %+v (a group without entries is left alone)", got, want)
+	}
+	// --enforce-node-group-min-size raises the other group to its cloud
+	// minimum too, naming no entry; a group unavailable is not raised.
+	got = Raises(groups, bounds, true)
+	if len(got) != 2 || got[1].Group != "other" || got[1].From != 0 || got[1].To != 1 || len(got[1].Entries) != 0 {
+		t.Errorf("raises with the cloud minimum enforced %+v, want general-a 2->10 and other 0->1", got)
+	}
+	groups[1].Unavailable = true
+	if got = Raises(groups, bounds, true); len(got) != 1 {
+		t.Errorf("raises %+v: an unavailable group was raised", got)
 	}
 }
 
