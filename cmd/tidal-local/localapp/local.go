@@ -241,14 +241,17 @@ func (lo *localOptions) checkDemo(opts *config.Options) error {
 
 // localTimers shortens, for flags the user did not set, the waits meant for
 // production clusters, so that tidal-local reacts within seconds: a node
-// unneeded for 10s goes, scale-down may follow a scale-up after 5s, and the
-// pod loop syncs every 5s and stabilizes scale-downs over 15s.
+// unneeded for 10s goes, scale-down may follow a scale-up after 5s, the node
+// loop runs every second (its scale-down plan, which a scale-in's choice of
+// replicas reads, stays as fresh as the demo's load steps need), and the pod
+// loop syncs every 5s and stabilizes scale-downs over 15s.
 func localTimers(fs *pflag.FlagSet, opts *config.Options) {
 	set := func(flag string, field *time.Duration, v time.Duration) {
 		if !fs.Changed(flag) {
 			*field = v
 		}
 	}
+	set("scan-interval", &opts.ScanInterval, time.Second)
 	set("scale-down-unneeded-time", &opts.ScaleDown.UnneededTime, 10*time.Second)
 	set("scale-down-delay-after-add", &opts.ScaleDown.DelayAfterAdd, 5*time.Second)
 	set("scale-down-delay-after-delete", &opts.ScaleDown.DelayAfterDelete, 0)
