@@ -59,6 +59,11 @@ func TestLocalDemoEndsWithSummary(t *testing.T) {
 	if !regexp.MustCompile(`evictions during scale-down\s+\d+\s+\d+\s+\d+`).MatchString(summary) {
 		t.Error("the evictions row lacks a count for each pass")
 	}
+	// How many nodes each pass ended its plateau on is the demo's figure,
+	// not a pass or fail; each pass must have counted them.
+	if !regexp.MustCompile(`nodes at the end of the 60 requests/s plateau\s+\d+\s+\d+\s+\d+`).MatchString(summary) {
+		t.Error("the plateau row lacks a node count for each pass")
+	}
 	if !regexp.MustCompile(`outcome\s+complete\s+complete\s+complete`).MatchString(summary) {
 		t.Fatal("a pass did not complete")
 	}

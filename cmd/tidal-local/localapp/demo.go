@@ -22,12 +22,16 @@ import (
 )
 
 // The demo's workload: web, on a Pods metric of requests per second, 10 per
-// replica; the load goes from demoBaseLoad to demoPeakLoad and back.
+// replica; the load steps from demoBaseLoad to demoPeakLoad, then declines
+// to demoMiddleLoad, holds, and declines back to demoBaseLoad.
 const (
 	demoApp        = "web"
 	demoMetric     = "requests_per_second"
 	demoPerReplica = 10
-	demoBaseLoad   = 20
+	// demoBaseLoad is 18, not 20: at 20 requests/s over 3 replicas each
+	// reports 6.667 (rounded up to the milli-unit), and 3 x 6.667 / 10 is
+	// above 2, so a scale-in passing through 3 replicas would stay there.
+	demoBaseLoad   = 18
 	demoPeakLoad   = 100
 	demoMaxReplica = 20
 	// demoHold is how long the load stays at its base before the step, and
@@ -52,6 +56,8 @@ type demoPass struct {
 	settings  passSettings
 	// stabilization is the demo autoscaler's scale-down stabilization.
 	stabilization time.Duration
+	// plateauHold is how long the load stays at demoMiddleLoad.
+	plateauHold time.Duration
 }
 
 // passResult is what the summary shows of a pass.
@@ -62,10 +68,12 @@ type passResult struct {
 	stepToScaleUp, stepToReady time.Duration
 	// longestWait and totalWait: pods' waits for a node after the step.
 	longestWait, totalWait time.Duration
-	// fallToReplicas: load fall to replicas back at the base count;
-	// fallToNodes: to the nodes back at their count before the pass.
+	// fallToReplicas: first fall of the load to replicas back at the base
+	// count; fallToNodes: to the nodes back at their count before the pass.
 	fallToReplicas, fallToNodes time.Duration
-	nodeHours                   map[string]float64
+	// plateauNodes: nodes at the end of the plateau at demoMiddleLoad.
+	plateauNodes int
+	nodeHours    map[string]float64
 	// evictions: pods scale-down evicted during the pass; -1 when tidal's
 	// count could not be read.
 	evictions float64
@@ -120,7 +128,7 @@ func (d *demoPass) setUp(ctx context.Context) (*demoRecorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := int32(demoBaseLoad / demoPerReplica)
+	base := replicasFor(demoBaseLoad)
 	if _, err := d.client.AppsV1().Deployments(d.ns).Create(ctx, demoDeployment(d.ns, pool, base), metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("demo: create deployment: %w", err)
 	}
@@ -173,7 +181,7 @@ func (d *demoPass) rise(ctx context.Context, rec *demoRecorder, res *passResult)
 	if err != nil {
 		return fmt.Errorf("demo: read tidal's metrics: %w", err)
 	}
-	peak := int32(demoPeakLoad / demoPerReplica)
+	peak := replicasFor(demoPeakLoad)
 	step := time.Now()
 	d.tl.note("%s: load steps %d -> %d requests/s: %d replicas wanted, more than the nodes hold", d.label(), demoBaseLoad, demoPeakLoad, peak)
 	d.sim.Set(d.key(), metrics.Constant(demoPeakLoad))
@@ -195,22 +203,24 @@ func (d *demoPass) rise(ctx context.Context, rec *demoRecorder, res *passResult)
 	return sleepCtx(ctx, demoHold)
 }
 
-// fall steps the load back down and measures how fast replicas and nodes
-// follow.
+// fall lowers the load from the peak to the plateau and then to its base,
+// and measures how fast replicas and nodes follow.
 func (d *demoPass) fall(ctx context.Context, baseNodes int, res *passResult) error {
-	base := int32(demoBaseLoad / demoPerReplica)
+	base := replicasFor(demoBaseLoad)
 	fall := time.Now()
-	d.tl.note("%s: load falls back to %d requests/s", d.label(), demoBaseLoad)
-	d.sim.Set(d.key(), metrics.Constant(demoBaseLoad))
-	err := poll(ctx, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
-		dep, err := d.client.AppsV1().Deployments(d.ns).Get(ctx, demoApp, metav1.GetOptions{})
-		return err == nil && ptr.Deref(dep.Spec.Replicas, 0) == base, nil
-	})
-	if err != nil {
+	if err := d.plateau(ctx, res); err != nil {
+		return err
+	}
+	d.tl.note("%s: load falls from %d to %d requests/s, %d every %s", d.label(), demoMiddleLoad, demoBaseLoad,
+		demoPerReplica, demoRampStep)
+	if err := d.ramp(ctx, demoMiddleLoad, demoBaseLoad); err != nil {
+		return err
+	}
+	if err := d.waitReplicas(ctx, base); err != nil {
 		return d.timedOut(ctx, res, "replicas not scaled down", err)
 	}
 	res.fallToReplicas = time.Since(fall)
-	err = poll(ctx, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+	err := poll(ctx, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
 		n, err := nodeCount(ctx, d.client)
 		return err == nil && n <= baseNodes, nil
 	})

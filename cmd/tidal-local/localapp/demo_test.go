@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestDemoRecorderFigures(t *testing.T) {
 func TestDemoSummaryTable(t *testing.T) {
 	var out bytes.Buffer
 	printDemoSummary(&out, []passResult{
-		{title: demoPasses[0].title, stepToScaleUp: 50 * time.Millisecond, stepToReady: 2250 * time.Millisecond, nodeHours: map[string]float64{"a": 0.019}, evictions: 0},
+		{title: demoPasses[0].title, stepToScaleUp: 50 * time.Millisecond, stepToReady: 2250 * time.Millisecond, nodeHours: map[string]float64{"a": 0.019}, evictions: 0, plateauNodes: 2},
 		{title: demoPasses[1].title, stepToScaleUp: 340 * time.Millisecond, failed: "replicas not Ready within 3m0s", nodeHours: map[string]float64{"b": 0.5}, evictions: -1},
 		{title: demoPasses[2].title, evictions: 3},
 	})
@@ -53,7 +54,28 @@ func TestDemoSummaryTable(t *testing.T) {
 	if !regexp.MustCompile(`evictions during scale-down +0 +- +3 `).MatchString(s) {
 		t.Errorf("the evictions row should read 0, - (not read), 3:\n%s", s)
 	}
+	if !regexp.MustCompile(`nodes at the end of the 60 requests/s plateau +2 +- +- `).MatchString(s) {
+		t.Errorf("the plateau row should read 2, - (not measured), -:\n%s", s)
+	}
 	if lines := strings.Split(strings.TrimSpace(s), "\n"); !strings.HasPrefix(strings.TrimSpace(lines[len(lines)-1]), "outcome") {
 		t.Errorf("the table should end with the outcome row:\n%s", s)
+	}
+}
+
+func TestDemoRampLoads(t *testing.T) {
+	for _, c := range []struct {
+		from, to int
+		want     []int
+	}{
+		{100, 60, []int{90, 80, 70, 60}},
+		{60, 18, []int{50, 40, 30, 18}},
+		{20, 18, []int{18}},
+	} {
+		if got := rampLoads(c.from, c.to, 10); !slices.Equal(got, c.want) {
+			t.Errorf("rampLoads(%d, %d, 10) = %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+	if got := replicasFor(demoBaseLoad); got != 2 {
+		t.Errorf("replicasFor(%d) = %d, want 2", demoBaseLoad, got)
 	}
 }

@@ -103,7 +103,7 @@ func NewCommand() *cobra.Command {
 	fs := cmd.Flags()
 	logging = app.AddFlags(cmd, opts)
 	fs.DurationVar(&lo.duration, "duration", 0, "Stop after this long; 0 runs until Ctrl-C.")
-	fs.BoolVar(&lo.demo, "demo", lo.demo, "Play the demo: a load step on a web Deployment and back, with provision-ahead and without, then a summary. --demo=false starts an empty cluster for your own manifests; annotate their autoscalers with "+SimulatedLoadAnnotation+"=cpu=1500m (METRIC=TOTAL,...) to set the load they see.")
+	fs.BoolVar(&lo.demo, "demo", lo.demo, "Play the demo: a load step on a web Deployment, then a decline in two stages, with everything on, without provision-ahead and without deletion cost, then a summary. --demo=false starts an empty cluster for your own manifests; annotate their autoscalers with "+SimulatedLoadAnnotation+"=cpu=1500m (METRIC=TOTAL,...) to set the load they see.")
 	fs.BoolVar(&lo.keepRunning, "keep-running", false, "After the demo, keep the cluster and tidal running until Ctrl-C (or --duration).")
 	fs.StringVar(&lo.dir, "dir", "", "Directory for the cluster's data, kubeconfig and logs. Empty uses a new temporary directory, removed at exit.")
 	fs.BoolVar(&lo.clusterLog, "cluster-log", false, "Write the control plane's own logs (apiserver, scheduler, controllers) to cluster.log in the directory.")
@@ -241,14 +241,17 @@ func (lo *localOptions) checkDemo(opts *config.Options) error {
 
 // localTimers shortens, for flags the user did not set, the waits meant for
 // production clusters, so that tidal-local reacts within seconds: a node
-// unneeded for 10s goes, scale-down may follow a scale-up after 5s, and the
-// pod loop syncs every 5s and stabilizes scale-downs over 15s.
+// unneeded for 10s goes, scale-down may follow a scale-up after 5s, the node
+// loop runs every second (its scale-down plan, which a scale-in's choice of
+// replicas reads, stays as fresh as the demo's load steps need), and the pod
+// loop syncs every 5s and stabilizes scale-downs over 15s.
 func localTimers(fs *pflag.FlagSet, opts *config.Options) {
 	set := func(flag string, field *time.Duration, v time.Duration) {
 		if !fs.Changed(flag) {
 			*field = v
 		}
 	}
+	set("scan-interval", &opts.ScanInterval, time.Second)
 	set("scale-down-unneeded-time", &opts.ScaleDown.UnneededTime, 10*time.Second)
 	set("scale-down-delay-after-add", &opts.ScaleDown.DelayAfterAdd, 5*time.Second)
 	set("scale-down-delay-after-delete", &opts.ScaleDown.DelayAfterDelete, 0)

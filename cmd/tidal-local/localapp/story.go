@@ -75,6 +75,7 @@ func (s *demoStory) pass(ctx context.Context, n int, set passSettings) (passResu
 	addr := dialAddress(opts.Address)
 	p := &demoPass{client: s.client, sim: s.sim, tl: s.tl, ns: fmt.Sprintf("demo-%d", n), settings: set,
 		stabilization: opts.HPA.DownscaleStabilizationWindow,
+		plateauHold:   opts.ScaleDown.UnneededTime + demoHold,
 		scaleUps:      func() (float64, error) { return app.MetricSum(addr, "tidal_scale_ups_total") },
 		evictions:     func() (float64, error) { return app.MetricSum(addr, "tidal_evicted_pods_total") }}
 	res, err := p.play(ctx)
@@ -96,8 +97,8 @@ func printDemoSummary(out io.Writer, results []passResult) {
 	if len(results) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "\nSummary: load %d -> %d -> %d requests/s on web, %d per replica (1 CPU each); every figure measured in this run.\n",
-		demoBaseLoad, demoPeakLoad, demoBaseLoad, demoPerReplica)
+	fmt.Fprintf(out, "\nSummary: load %d -> %d requests/s on web, %d per replica (1 CPU each), then declining to %d, held, and declining to %d; every figure measured in this run.\n",
+		demoBaseLoad, demoPeakLoad, demoPerReplica, demoMiddleLoad, demoBaseLoad)
 	w := tabwriter.NewWriter(out, 0, 0, 3, ' ', 0)
 	header := []string{""}
 	for _, r := range results {
@@ -115,6 +116,12 @@ func printDemoSummary(out io.Writer, results []passResult) {
 	add("load step -> every new replica Ready", func(r passResult) string { return dur(r.stepToReady) })
 	add("longest wait of a pod for a node", func(r passResult) string { return dur(r.longestWait) })
 	add("pod-seconds spent waiting for nodes", func(r passResult) string { return fmt.Sprintf("%.1f", r.totalWait.Seconds()) })
+	add(fmt.Sprintf("nodes at the end of the %d requests/s plateau", demoMiddleLoad), func(r passResult) string {
+		if r.plateauNodes == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%d", r.plateauNodes)
+	})
 	add("load fall -> replicas back down", func(r passResult) string { return dur(r.fallToReplicas) })
 	add("load fall -> added nodes removed", func(r passResult) string { return dur(r.fallToNodes) })
 	add("evictions during scale-down", func(r passResult) string {
