@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
 
@@ -31,6 +33,8 @@ func TestPublishScaleIn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The informer's pods, which the view reads when asked.
+	informed := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	pod := func(name, node, ownerKind string) {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name),
 			OwnerReferences: []metav1.OwnerReference{{Kind: ownerKind, Name: "o", Controller: ptr.To(true)}}},
@@ -43,6 +47,9 @@ func TestPublishScaleIn(t *testing.T) {
 		if err := snap.AddPod(pi, node); err != nil {
 			t.Fatal(err)
 		}
+		if err := informed.Add(p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	pod("web-1", "n1", "ReplicaSet")
 	pod("ds-1", "n1", "DaemonSet")
@@ -52,7 +59,7 @@ func TestPublishScaleIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &NodeLoop{checker: checker}
+	l := &NodeLoop{checker: checker, pods: corelisters.NewPodLister(informed)}
 	o := &observation{now: time.Unix(1_800_000_000, 0), groupOfNode: map[string]string{"n1": "g", "n2": "g", "n3": ""}}
 	for _, name := range []string{"n1", "n2", "n3"} {
 		o.nodes = append(o.nodes, snap.NodeInfo(name).Node())
@@ -73,5 +80,26 @@ func TestPublishScaleIn(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, nodes); diff != "" || !at.Equal(o.now) {
 		t.Errorf("view at %v (want %v) (-want +got):\n%s", at, o.now, diff)
+	}
+	// A scale-in removed web-1 before the next plan: n1 holds nothing to
+	// move any more, and the next scale-in may take it for emptied.
+	if err := informed.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if nodes, _ := l.ScaleInNodes(); len(nodes[0].Pods) != 0 {
+		t.Errorf("n1 still lists %v after its pod was deleted", nodes[0].Pods)
+	}
+	// A pod of the same name recreated is another pod, and one being
+	// deleted is gone already.
+	for _, p := range []*corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", UID: "web-1-again"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", UID: "web-1", DeletionTimestamp: ptr.To(metav1.Now())}},
+	} {
+		if err := informed.Update(p); err != nil {
+			t.Fatal(err)
+		}
+		if nodes, _ := l.ScaleInNodes(); len(nodes[0].Pods) != 0 {
+			t.Errorf("n1 lists %v for pod %s (uid %s, deleting %v)", nodes[0].Pods, p.Name, p.UID, p.DeletionTimestamp != nil)
+		}
 	}
 }
