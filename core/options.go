@@ -40,6 +40,10 @@ type Options struct {
 	// EnforceNodeGroupMinSize raises every group below its minimum to it
 	// (--enforce-node-group-min-size), not only those a schedule names.
 	EnforceNodeGroupMinSize bool
+	// ScaleInView keeps the view of the nodes the pod loop's scale-ins
+	// read (ScaleInNodes; --scale-in-deletion-cost); without it no view is
+	// built.
+	ScaleInView bool
 	// NodeInfoCacheExpireTime is how long a template made from a live node
 	// serves a group that no longer has a good node.
 	NodeInfoCacheExpireTime time.Duration
@@ -105,7 +109,7 @@ func OptionsFromConfig(o *config.Options) Options {
 		MaxNodeGroupBinpackingTime: su.MaxNodeGroupBinpackingTime,
 		BalanceSimilarNodeGroups:   su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
-		ProvisionAhead: su.ProvisionAhead, EnforceNodeGroupMinSize: su.EnforceNodeGroupMinSize, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
+		ProvisionAhead: su.ProvisionAhead, EnforceNodeGroupMinSize: su.EnforceNodeGroupMinSize, ScaleInView: o.HPA.ScaleInDeletionCost, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
 		ClusterState: clusterstate.Options{
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, MaxNodeStartupTime: o.MaxNodeStartupTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
 			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,

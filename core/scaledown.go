@@ -44,7 +44,9 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 		return err
 	}
 	l.cfg.Metrics.observe("scaleDown:plan", l.clock.Since(start))
-	l.publishScaleIn(o, plan, sd.candidates)
+	if l.opts.ScaleInView {
+		l.publishScaleIn(o, plan, sd.candidates)
+	}
 	nodes := nodesByName(o.nodes)
 	l.mem.unneeded = scaledown.Track(l.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
