@@ -38,6 +38,9 @@ type schedules struct {
 	next time.Time
 	// logged are the problems last logged.
 	logged []string
+	// parsedFrom is what config was parsed from: the ConfigMap's resource
+	// version and the node groups it was checked against.
+	parsedFrom string
 }
 
 // due is when the schedules next want an iteration (zero: none).
@@ -64,12 +67,32 @@ func (l *NodeLoop) readSchedules(ctx context.Context, o *observation, report *it
 	if cm != nil {
 		data = cm.Data
 	}
-	s.config = nodeschedule.Parse(data, func(id string) bool { return o.group(id) != nil })
+	// Parsed again only when the ConfigMap or the node groups changed.
+	if from := scheduleSource(cm, o); from != s.parsedFrom {
+		s.config = nodeschedule.Parse(data, func(id string) bool { return o.group(id) != nil })
+		s.parsedFrom = from
+	}
 	s.bounds, s.next = s.config.At(o.now)
 	report.schedules = &scheduleReport{bounds: s.bounds, problems: l.reportScheduleProblems(ctx, cm)}
 	for _, g := range o.groups {
 		l.cfg.Metrics.scheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
 	}
+}
+
+// scheduleSource names what parsing the schedules reads: the ConfigMap's
+// UID and resource version ("-" when absent) and the node groups' IDs, in
+// an order of their own.
+func scheduleSource(cm *corev1.ConfigMap, o *observation) string {
+	ids := make([]string, 0, len(o.groups))
+	for _, g := range o.groups {
+		ids = append(ids, g.group.Id())
+	}
+	slices.Sort(ids)
+	version := "-"
+	if cm != nil {
+		version = string(cm.UID) + "/" + cm.ResourceVersion
+	}
+	return version + "|" + strings.Join(ids, ",")
 }
 
 // reportScheduleProblems tells of the malformed items of the ConfigMap cm
