@@ -37,7 +37,7 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 		g.target += delta
 		report.scaledUp = true
 		results = append(results, scaleup.Result{Group: up.Group, Delta: delta})
-		l.grown(up)
+		l.grown(up, picturedNote(up.Pods))
 	}
 	return results
 }
@@ -58,15 +58,16 @@ func (l *NodeLoop) refused(ctx context.Context, up scaleup.ScaleUp, err error) s
 	return "IncreaseSizeFailed"
 }
 
-// grown records a scale-up the cloud accepted and tells the pods.
-func (l *NodeLoop) grown(up scaleup.ScaleUp) {
+// grown records a scale-up the cloud accepted and tells the pods; note
+// ends the ScaledUpGroup event's message (what the scale-up was for).
+func (l *NodeLoop) grown(up scaleup.ScaleUp, note string) {
 	delta := up.To - up.From
 	l.mem.lastScaleUp = l.clock.Now()
 	l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
 	l.cfg.Metrics.scaledUp(up.Group, delta)
 	l.cfg.Metrics.activity("scaleUp", l.clock.Now())
 	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
-		up.Group, up.From, up.To, up.Max, picturedNote(up.Pods))
+		up.Group, up.From, up.To, up.Max, note)
 	msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
 	for _, p := range up.Pods {
 		l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)

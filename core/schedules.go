@@ -207,15 +207,10 @@ func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationR
 	}
 	g.target = r.To
 	report.scaledUp = true
-	l.mem.lastScaleUp = o.now
-	l.state.RecordScaleUp(r.Group, o.now, r.To-r.From)
-	l.cfg.Metrics.scaledUp(r.Group, r.To-r.From)
-	l.cfg.Metrics.activity("scaleUp", l.clock.Now())
+	l.grown(up, " for the "+why)
 	if trigger != "" {
 		l.cfg.Metrics.allocationTriggered(trigger, r.Group)
 	}
-	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d) for the %s",
-		r.Group, r.From, r.To, maxSize, why)
 	return true
 }
 
