@@ -130,7 +130,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader keeps trying to renew before giving up leadership.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often to try to acquire or renew the lease.")
 
-	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider, required by tidal: aws; externalgrpc (a server of Cluster Autoscaler's externalgrpc protocol, named by --cloud-config); or local (a simulated cloud that creates Node objects itself; only for a cluster whose nodes it created, such as tidal-local's).")
+	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "Cloud provider, required by tidal: aws; externalgrpc (a server of Cluster Autoscaler's externalgrpc protocol, named by --cloud-config); or local (a simulated cloud that creates Node objects itself; only for a cluster whose nodes it created, such as tidal-local's). Cluster Autoscaler's other providers (gce, azure, clusterapi, ...): through externalgrpc and its example server, see docs/externalgrpc.md.")
 	fs.StringVar(&o.CloudConfig, "cloud-config", o.CloudConfig, "The cloud provider's configuration file. --cloud-provider=externalgrpc: Cluster Autoscaler's YAML (address, cert, key, cacert, grpc_timeout); see docs/externalgrpc.md. Not used by the other providers.")
 	fs.StringVar(&o.LocalNodeGroups, "local-node-groups", o.LocalNodeGroups, "YAML file describing the local cloud's node groups (local provider only). Empty uses three built-in pools in two zones.")
 	fs.StringArrayVar(&o.NodeGroupFlags, "nodes", o.NodeGroupFlags, "A node group to manage, MIN:MAX:NAME. Repeat for several groups.")
@@ -189,7 +189,12 @@ func (o *Options) validateCloudProvider() error {
 		return errors.New("--cloud-provider is required: aws, externalgrpc, or local for a simulated cloud " +
 			"(only for a cluster whose nodes it created; `tidal-local` starts a cluster with one)")
 	default:
-		return fmt.Errorf("--cloud-provider=%q: want %q, %q or %q", o.CloudProvider, CloudProviderAWS, CloudProviderExternalGRPC, CloudProviderLocal)
+		if IsCAProvider(o.CloudProvider) {
+			return externalGRPCRoute(o.CloudProvider)
+		}
+		return fmt.Errorf("--cloud-provider=%q: want %q, %q or %q; Cluster Autoscaler's other providers (gce, azure, "+
+			"clusterapi, ...) through %q and its example server (docs/externalgrpc.md)",
+			o.CloudProvider, CloudProviderAWS, CloudProviderExternalGRPC, CloudProviderLocal, CloudProviderExternalGRPC)
 	}
 	return nil
 }
