@@ -33,6 +33,9 @@ type Options struct {
 	Dir string
 	// APIServerPort is the loopback port of the API server; 0 picks a free one.
 	APIServerPort int
+	// EtcdPort and EtcdPeerPort are etcd's loopback client and peer ports;
+	// 0 picks a free one.
+	EtcdPort, EtcdPeerPort int
 	// APIServerFlags are extra kube-apiserver flags, such as
 	// --authorization-mode=RBAC.
 	APIServerFlags []string
@@ -116,7 +119,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, opts Options) error {
-	etcdURL, stopEtcd, err := startEtcd(ctx, c.Dir)
+	etcdURL, stopEtcd, err := startEtcd(ctx, c.Dir, opts.EtcdPort, opts.EtcdPeerPort)
 	if err != nil {
 		return err
 	}

@@ -12,14 +12,15 @@ import (
 	"go.uber.org/zap"
 )
 
-// startEtcd runs an embedded etcd on free loopback ports, storing its data
-// under dir. It returns the client URL and a function that stops it.
-func startEtcd(ctx context.Context, dir string) (string, func(), error) {
-	clientURL, err := freeLoopbackURL()
+// startEtcd runs an embedded etcd on loopback ports (free ones where a
+// port is 0), storing its data under dir. It returns the client URL and a
+// function that stops it.
+func startEtcd(ctx context.Context, dir string, clientPort, peerPort int) (string, func(), error) {
+	clientURL, err := loopbackURL(clientPort)
 	if err != nil {
 		return "", nil, err
 	}
-	peerURL, err := freeLoopbackURL()
+	peerURL, err := loopbackURL(peerPort)
 	if err != nil {
 		return "", nil, err
 	}
@@ -53,10 +54,13 @@ func startEtcd(ctx context.Context, dir string) (string, func(), error) {
 	return clientURL.String(), e.Close, nil
 }
 
-func freeLoopbackURL() (*url.URL, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+// loopbackURL is http://127.0.0.1:port, on a free port when port is 0.
+func loopbackURL(port int) (*url.URL, error) {
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
 	return &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", port)}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
@@ -28,11 +29,26 @@ type Loopback struct {
 	done chan error
 }
 
+// LoopbackConfig is how StartLoopbackWith serves.
+type LoopbackConfig struct {
+	// Port is the loopback port to listen on; 0 picks a free one.
+	Port int
+	// Server are options of the protocol's server (WithNodeLookup).
+	Server []Option
+	// GRPC are added to the gRPC server's options.
+	GRPC []grpc.ServerOption
+}
+
 // StartLoopback serves cloud on 127.0.0.1 until ctx ends. It writes the
 // certificates and cloud-config.yaml (with the given call timeout) into
 // dir. Wait returns once the server has stopped. opts are added to the
 // server's.
 func StartLoopback(ctx context.Context, cloud cloudprovider.CloudProvider, dir string, timeout time.Duration, opts ...grpc.ServerOption) (*Loopback, error) {
+	return StartLoopbackWith(ctx, cloud, dir, timeout, LoopbackConfig{GRPC: opts})
+}
+
+// StartLoopbackWith is StartLoopback on cfg's port with cfg's options.
+func StartLoopbackWith(ctx context.Context, cloud cloudprovider.CloudProvider, dir string, timeout time.Duration, cfg LoopbackConfig) (*Loopback, error) {
 	files, err := selfsigned.Write(dir)
 	if err != nil {
 		return nil, err
@@ -41,7 +57,7 @@ func StartLoopback(ctx context.Context, cloud cloudprovider.CloudProvider, dir s
 	if err != nil {
 		return nil, err
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return nil, fmt.Errorf("externalgrpc server: listen: %w", err)
 	}
@@ -50,7 +66,7 @@ func StartLoopback(ctx context.Context, cloud cloudprovider.CloudProvider, dir s
 		_ = lis.Close()
 		return nil, fmt.Errorf("externalgrpc server: write cloud config: %w", err)
 	}
-	go func() { lb.done <- Serve(ctx, lis, cloud, tlsCfg, opts...) }()
+	go func() { lb.done <- serve(ctx, lis, New(cloud, cfg.Server...), tlsCfg, cfg.GRPC...) }()
 	klog.FromContext(ctx).Info("Serving the cloud provider over externalgrpc", "address", lb.Address, "cloudConfig", lb.CloudConfig)
 	return lb, nil
 }

@@ -40,19 +40,27 @@ func TLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 // NewGRPCServer is a gRPC server of the protocol answering with cloud;
 // plaintext when tlsCfg is nil. opts are added to the server's.
 func NewGRPCServer(cloud cloudprovider.CloudProvider, tlsCfg *tls.Config, opts ...grpc.ServerOption) *grpc.Server {
+	return newGRPCServer(New(cloud), tlsCfg, opts...)
+}
+
+func newGRPCServer(srv *Server, tlsCfg *tls.Config, opts ...grpc.ServerOption) *grpc.Server {
 	creds := insecure.NewCredentials()
 	if tlsCfg != nil {
 		creds = credentials.NewTLS(tlsCfg)
 	}
 	s := grpc.NewServer(append([]grpc.ServerOption{grpc.Creds(creds)}, opts...)...)
-	protos.RegisterCloudProviderServer(s, New(cloud))
+	protos.RegisterCloudProviderServer(s, srv)
 	return s
 }
 
 // Serve answers on lis until ctx ends, then stops. opts are added to the
 // server's.
 func Serve(ctx context.Context, lis net.Listener, cloud cloudprovider.CloudProvider, tlsCfg *tls.Config, opts ...grpc.ServerOption) error {
-	s := NewGRPCServer(cloud, tlsCfg, opts...)
+	return serve(ctx, lis, New(cloud), tlsCfg, opts...)
+}
+
+func serve(ctx context.Context, lis net.Listener, srv *Server, tlsCfg *tls.Config, opts ...grpc.ServerOption) error {
+	s := newGRPCServer(srv, tlsCfg, opts...)
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)

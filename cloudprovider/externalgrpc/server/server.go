@@ -23,12 +23,19 @@ import (
 type Server struct {
 	protos.UnimplementedCloudProviderServer
 	cloud cloudprovider.CloudProvider
+	nodes NodeLookup
 }
 
 var _ protos.CloudProviderServer = (*Server)(nil)
 
 // New serves cloud.
-func New(cloud cloudprovider.CloudProvider) *Server { return &Server{cloud: cloud} }
+func New(cloud cloudprovider.CloudProvider, opts ...Option) *Server {
+	s := &Server{cloud: cloud}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // answer turns a provider error into a status: Unimplemented for what the
 // provider does not offer, Unknown with the message for the rest.
@@ -95,9 +102,6 @@ func (s *Server) PricingNodePrice(_ context.Context, req *protos.PricingNodePric
 	}
 	return &protos.PricingNodePriceResponse{Price: price}, nil
 }
-
-// PricingPodPrice is left Unimplemented: tidal's providers price nodes
-// only.
 
 // GPULabel implements protos.CloudProviderServer.
 func (s *Server) GPULabel(context.Context, *protos.GPULabelRequest) (*protos.GPULabelResponse, error) {

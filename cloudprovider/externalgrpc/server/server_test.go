@@ -70,9 +70,6 @@ func TestServerStatusCodes(t *testing.T) {
 		})
 	}
 	s := server.New(oneGroup{})
-	if _, err := s.PricingPodPrice(ctx, &protos.PricingPodPriceRequest{}); status.Code(err) != codes.Unimplemented {
-		t.Errorf("PricingPodPrice: %v, want Unimplemented", err)
-	}
 	if _, err := s.NodeGroupGetOptions(ctx, &protos.NodeGroupAutoscalingOptionsRequest{Id: "g"}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("NodeGroupGetOptions of a group with no options of its own: %v, want Unimplemented", err)
 	}

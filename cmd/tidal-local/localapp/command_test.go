@@ -1,7 +1,9 @@
 package localapp
 
 import (
+	"bytes"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -24,18 +26,23 @@ func execute(args ...string) error {
 // before any part of the cluster starts.
 func TestMalformedFlagsFailBeforeTheClusterStarts(t *testing.T) {
 	wantErr := map[string]string{
-		"--nodes=3:1:general-a":                               `--nodes="3:1:general-a"`,
-		"--cloud-provider=aws":                                `tidal-local runs the local cloud, directly (local) or over gRPC (externalgrpc)`,
-		"--cloud-provider=externalgrpc --cloud-config=c.yaml": `tidal-local serves its local cloud itself`,
-		"--cloud-provider=externalgrpc --nodes=3:1:general-a": `--nodes="3:1:general-a"`,
-		"--duration=-1s":                                      `--duration=-1s must not be negative`,
-		"--api-server-port=70000":                             `--api-server-port=70000 is not a port number`,
-		"--api-server-port=-1":                                `--api-server-port=-1 is not a port number`,
-		"--hpa-objects=false":                                 `--hpa-objects=false: the demo drives a HorizontalPodAutoscaler`,
-		"--hpa-metrics-source=api":                            `--hpa-metrics-source=api: the demo's load is simulated`,
-		"--hpa=false":                                         `--hpa=false: the demo needs the pod loop`,
-		"--scan-interval=soon":                                `invalid argument "soon" for "--scan-interval"`,
-		"extra-arg":                                           `unknown command "extra-arg"`,
+		"--nodes=3:1:general-a":                                   `--nodes="3:1:general-a"`,
+		"--cloud-provider=aws":                                    `tidal-local runs the local cloud, directly (local) or over gRPC (externalgrpc)`,
+		"--cloud-provider=externalgrpc --cloud-config=c.yaml":     `tidal-local serves its local cloud itself`,
+		"--cloud-provider=externalgrpc --nodes=3:1:general-a":     `--nodes="3:1:general-a"`,
+		"--duration=-1s":                                          `--duration=-1s must not be negative`,
+		"--api-server-port=70000":                                 `--api-server-port=70000 is not a port number`,
+		"--api-server-port=-1":                                    `--api-server-port=-1 is not a port number`,
+		"--etcd-port=65536":                                       `--etcd-port=65536 is not a port number`,
+		"--etcd-peer-port=-2":                                     `--etcd-peer-port=-2 is not a port number`,
+		"--externalgrpc-port=70000 --cloud-provider=externalgrpc": `--externalgrpc-port=70000 is not a port number`,
+		"--externalgrpc-port=7000":                                `--externalgrpc-port=7000 is only used with --cloud-provider=externalgrpc`,
+		"--etcd-port=7000 --etcd-peer-port=7000":                  `--etcd-peer-port=7000: --etcd-port has that port already`,
+		"--hpa-objects=false":                                     `--hpa-objects=false: the demo drives a HorizontalPodAutoscaler`,
+		"--hpa-metrics-source=api":                                `--hpa-metrics-source=api: the demo's load is simulated`,
+		"--hpa=false":                                             `--hpa=false: the demo needs the pod loop`,
+		"--scan-interval=soon":                                    `invalid argument "soon" for "--scan-interval"`,
+		"extra-arg":                                               `unknown command "extra-arg"`,
 	}
 	for args, want := range wantErr {
 		if err := execute(strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
@@ -60,5 +67,25 @@ func TestLocalAcceptsEveryTidalFlag(t *testing.T) {
 	tidal.Flags().VisitAll(check)
 	if n < 20 {
 		t.Fatalf("tidal has %d flags: the check read the wrong flag sets", n)
+	}
+}
+
+// --version prints the version and starts nothing: the directory given
+// for the cluster stays empty.
+func TestVersionPrintsAndStartsNoCluster(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	cmd := NewCommand()
+	cmd.SetArgs([]string{"--version", "--dir=" + dir})
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("tidal-local --version: %v", err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "tidal-local ") || strings.Count(got, "\n") != 1 {
+		t.Errorf("tidal-local --version printed %q, want one line \"tidal-local VERSION\"", got)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
+		t.Errorf("tidal-local --version wrote into --dir: %v %v", entries, err)
 	}
 }

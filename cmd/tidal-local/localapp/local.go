@@ -22,6 +22,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
 	"github.com/tidal-autoscaler/tidal/localcluster"
+	"github.com/tidal-autoscaler/tidal/version"
 )
 
 // localOptions are the flags only tidal-local has.
@@ -31,6 +32,10 @@ type localOptions struct {
 	dir           string
 	clusterLog    bool
 	apiServerPort int
+	// etcdPort, etcdPeerPort and externalGRPCPort pin the other loopback
+	// listeners; 0 picks free ports.
+	etcdPort, etcdPeerPort, externalGRPCPort int
+	showVersion                              bool
 	// hpaObjects and simulatedMetrics: the pod loop's settings for the local
 	// cluster, unless the user set --hpa-objects or --hpa-metrics-source.
 	hpaObjects       bool
@@ -78,6 +83,10 @@ func NewCommand() *cobra.Command {
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if lo.showVersion {
+				fmt.Fprintln(cmd.OutOrStdout(), "tidal-local", version.Get())
+				return nil
+			}
 			if err := lo.cloudProvider(cmd.Flags(), opts); err != nil {
 				return err
 			}
@@ -108,6 +117,10 @@ func NewCommand() *cobra.Command {
 	fs.StringVar(&lo.dir, "dir", "", "Directory for the cluster's data, kubeconfig and logs. Empty uses a new temporary directory, removed at exit.")
 	fs.BoolVar(&lo.clusterLog, "cluster-log", false, "Write the control plane's own logs (apiserver, scheduler, controllers) to cluster.log in the directory.")
 	fs.IntVar(&lo.apiServerPort, "api-server-port", 0, "Loopback port of the API server; 0 picks a free one.")
+	fs.IntVar(&lo.etcdPort, "etcd-port", 0, "Loopback port of etcd's clients; 0 picks a free one.")
+	fs.IntVar(&lo.etcdPeerPort, "etcd-peer-port", 0, "Loopback port of etcd's peers; 0 picks a free one.")
+	fs.IntVar(&lo.externalGRPCPort, "externalgrpc-port", 0, "Loopback port of the externalgrpc server of the local cloud (--cloud-provider=externalgrpc); 0 picks a free one.")
+	fs.BoolVar(&lo.showVersion, "version", false, "Print tidal-local's version and exit.")
 	return cmd
 }
 
@@ -139,6 +152,7 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 	fmt.Fprintln(out, "Starting the local cluster (etcd, kube-apiserver, kube-scheduler, controllers, simulated kubelets)...")
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), APIServerPort: lo.apiServerPort, LogOutput: clusterLog,
+		EtcdPort: lo.etcdPort, EtcdPeerPort: lo.etcdPeerPort,
 	})
 	if err != nil {
 		return fmt.Errorf("local cluster: %w", err)
@@ -165,7 +179,7 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 	}
 	if lo.externalGRPC {
 		serveCtx, stopServing := context.WithCancel(ctx)
-		wait, err := serveLocalCloud(serveCtx, cluster.Client, &runOpts, dir)
+		wait, err := serveLocalCloud(serveCtx, cluster.Client, &runOpts, dir, lo.externalGRPCPort)
 		if err != nil {
 			stopServing()
 			return err
@@ -216,8 +230,27 @@ func (lo *localOptions) validate(opts *config.Options) error {
 	if lo.duration < 0 {
 		return fmt.Errorf("--duration=%v must not be negative", lo.duration)
 	}
-	if lo.apiServerPort < 0 || lo.apiServerPort > 65535 {
-		return fmt.Errorf("--api-server-port=%d is not a port number (0 picks a free one)", lo.apiServerPort)
+	return lo.validatePorts()
+}
+
+// validatePorts checks the loopback ports: each a port number, and the
+// ones pinned all different.
+func (lo *localOptions) validatePorts() error {
+	seen := map[int]string{}
+	for _, p := range []struct {
+		flag string
+		port int
+	}{{"api-server-port", lo.apiServerPort}, {"etcd-port", lo.etcdPort}, {"etcd-peer-port", lo.etcdPeerPort}, {"externalgrpc-port", lo.externalGRPCPort}} {
+		if p.port < 0 || p.port > 65535 {
+			return fmt.Errorf("--%s=%d is not a port number (0 picks a free one)", p.flag, p.port)
+		}
+		if other, dup := seen[p.port]; dup && p.port != 0 {
+			return fmt.Errorf("--%s=%d: --%s has that port already", p.flag, p.port, other)
+		}
+		seen[p.port] = p.flag
+	}
+	if lo.externalGRPCPort != 0 && !lo.externalGRPC {
+		return fmt.Errorf("--externalgrpc-port=%d is only used with --cloud-provider=externalgrpc", lo.externalGRPCPort)
 	}
 	return nil
 }
