@@ -155,7 +155,10 @@ and its Helm chart's arguments start tidal unchanged:
 
 - **implemented**: the flag has CA's meaning and default, but where the note says otherwise;
 - **accepted**: the flag parses with CA's type and default but has no effect in tidal, for the reason given. It is
-  hidden from ` + "`--help`" + `; tidal logs the ones given once at start.
+  hidden from ` + "`--help`" + `; tidal logs the ones given once at start. A flag set to ask for a feature tidal does not
+  implement (ProvisioningRequests, DRA, ` + "`--scheduler-config-file`" + `, drain priorities, the release of kube-system pods,
+  GPU limits, ...; config/unsupported.go lists them) gets a Warning log line and a Warning event
+  (` + "`FeatureNotImplemented`" + `, on the status ConfigMap) of its own, once, at start.
 
 Where tidal keeps a default apart from CA's on purpose, it logs that at start when the flag was not set.
 This file is generated from the table in config/caflags.go (` + "`go test ./config -run TestCAFlagsDoc -update`" + `), and a

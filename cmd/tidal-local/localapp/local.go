@@ -36,6 +36,8 @@ type localOptions struct {
 	// listeners; 0 picks free ports.
 	etcdPort, etcdPeerPort, externalGRPCPort int
 	showVersion                              bool
+	// unsupported are the CA features the flags ask for that tidal lacks.
+	unsupported []config.UnsupportedFeature
 	// hpaObjects and simulatedMetrics: the pod loop's settings for the local
 	// cluster, unless the user set --hpa-objects or --hpa-metrics-source.
 	hpaObjects       bool
@@ -95,6 +97,7 @@ func NewCommand() *cobra.Command {
 			lo.hpaObjects = !cmd.Flags().Changed("hpa-objects")
 			lo.simulatedMetrics = !cmd.Flags().Changed("hpa-metrics-source")
 			localTimers(cmd.Flags(), opts)
+			lo.unsupported = config.RequestedUnsupported(cmd.Flags())
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -215,7 +218,7 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 		}
 		fmt.Fprintln(out, "\nThe demo is over; tidal keeps running (Ctrl-C stops it).")
 	}
-	if err := app.Run(ctx, &runOpts, app.WithSimulatedMetrics(sim)); err != nil {
+	if err := app.Run(ctx, &runOpts, app.WithSimulatedMetrics(sim), app.WithUnsupportedFeatures(lo.unsupported)); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "Stopped cleanly.")

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -74,15 +76,16 @@ func startTidal(cmd *cobra.Command, opts *config.Options, logging *logsapi.Loggi
 	ctx, stop := signalContext()
 	defer stop()
 	logStartNotes(klog.FromContext(ctx), cmd.Flags())
-	return Run(ctx, opts, withLocalCloudGuard())
+	return Run(ctx, opts, withLocalCloudGuard(), WithUnsupportedFeatures(config.RequestedUnsupported(cmd.Flags())))
 }
 
 // logStartNotes logs, once, the Cluster Autoscaler flags given that have no
-// effect in tidal, and the defaults tidal keeps apart from CA's that were
-// not set.
+// effect in tidal (those that ask for a missing feature get a Warning line
+// of their own, from Run), and the defaults tidal keeps apart from CA's
+// that were not set.
 func logStartNotes(logger klog.Logger, fs *pflag.FlagSet) {
 	logger.Info("Starting tidal", "version", version.Get())
-	if set := config.AcceptedCAFlagsSet(fs); len(set) > 0 {
+	if set := withoutUnsupported(config.AcceptedCAFlagsSet(fs), config.RequestedUnsupported(fs)); len(set) > 0 {
 		logger.Info("Cluster Autoscaler flags accepted without effect in tidal (docs/ca-flags.md says why)", "flags", set)
 	}
 	for _, d := range config.OwnDefaults() {
@@ -96,4 +99,12 @@ func logStartNotes(logger klog.Logger, fs *pflag.FlagSet) {
 // signalContext ends on SIGTERM or SIGINT.
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// withoutUnsupported drops from set (name=value) the flags of list.
+func withoutUnsupported(set []string, list []config.UnsupportedFeature) []string {
+	return slices.DeleteFunc(set, func(nv string) bool {
+		name, _, _ := strings.Cut(nv, "=")
+		return slices.ContainsFunc(list, func(u config.UnsupportedFeature) bool { return u.Flag == name })
+	})
 }

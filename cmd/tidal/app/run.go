@@ -52,6 +52,9 @@ type seams struct {
 	// localCloudClient is the local cloud's client (WithLocalCloudClient);
 	// nil makes one of tidal's configuration.
 	localCloudClient kubernetes.Interface
+	// unsupported are the features asked for that tidal does not have
+	// (WithUnsupportedFeatures).
+	unsupported []config.UnsupportedFeature
 }
 
 // WithTransport wraps the transport of every client Run makes from its API
@@ -90,6 +93,7 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	for _, o := range options {
 		o(&s)
 	}
+	logUnsupported(s.unsupported)
 	restCfg, err := restConfig(opts)
 	if err != nil {
 		return err
@@ -164,6 +168,8 @@ type loopEnv struct {
 	seams       seams
 	// dryRun is shadow mode's guard, nil unless --dry-run.
 	dryRun *dryRunGuard
+	// warned sends the events of seams.unsupported in the first term only.
+	warned sync.Once
 }
 
 // term is what one leadership term's loops share, made once by runLoops.
@@ -209,6 +215,8 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 	if env.dryRun != nil {
 		recorder = dryRunRecorder{next: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DryRunComponentName})}
 	}
+
+	env.warned.Do(func() { eventUnsupported(ctx, client, recorder, opts, env.seams.unsupported) })
 
 	loop, err := core.NewNodeLoop(ctx, core.Config{
 		Cloud: cloud, Client: client, Factory: factory, Recorder: recorder, Metrics: env.nodeMetrics,
