@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -48,12 +49,9 @@ func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io
 	if req.Output != "text" && req.Output != "json" {
 		return fmt.Errorf("-o %q: want text or json", req.Output)
 	}
-	var namespace, name string
-	if req.Kind == "pod" {
-		var ok bool
-		if namespace, name, ok = strings.Cut(req.Name, "/"); !ok || namespace == "" || name == "" {
-			return fmt.Errorf("pod %q: want NAMESPACE/NAME", req.Name)
-		}
+	namespace, name, err := explainName(req)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, explainTimeout,
 		fmt.Errorf("no answer within %v: is the API server of --kubeconfig reachable?", explainTimeout))
@@ -89,6 +87,19 @@ func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io
 	return explain.Simulate(d, w)
 }
 
+// explainName splits a pod's NAMESPACE/NAME; a name without its
+// namespace is refused before anything else is checked or read.
+func explainName(req ExplainRequest) (namespace, name string, err error) {
+	if req.Kind != "pod" {
+		return "", req.Name, nil
+	}
+	namespace, name, ok := strings.Cut(req.Name, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("pod %q: want NAMESPACE/NAME, such as default/%s", req.Name, path.Base(req.Name))
+	}
+	return namespace, name, nil
+}
+
 // explainSource is the snapshot's source, or the live cluster's, read
 // only; note says what of the snapshot was skipped.
 func explainSource(ctx context.Context, opts *config.Options, req ExplainRequest) (explain.Source, string, error) {
@@ -122,13 +133,16 @@ func newExplainCommands(opts *config.Options, logging *logsapi.LoggingConfigurat
 	req := &ExplainRequest{}
 	run := func(kind string) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
-			if err := validateExplain(opts, logging, req.FromFile != ""); err != nil {
-				return err
-			}
 			r := *req
 			r.Kind, r.Stdin, r.Notes = kind, cmd.InOrStdin(), cmd.ErrOrStderr()
 			if len(args) > 0 {
 				r.Name = args[0]
+			}
+			if _, _, err := explainName(r); err != nil {
+				return err
+			}
+			if err := validateExplain(opts, logging, req.FromFile != ""); err != nil {
+				return err
 			}
 			ctx, stop := signalContext()
 			defer stop()

@@ -38,6 +38,10 @@ func TestExplainCommandAnswersAndErrors(t *testing.T) {
 		{args: []string{"explain", "nodegroup", "xlarge", "--from-file", fixture}, want: "Node group xlarge: min 0, max 11, target 1"},
 		{args: []string{"simulate", "--from-file", fixture}, want: "Grow xlarge by 1 node(s)"},
 		{args: []string{"explain", "pod", "huge", "--from-file", fixture}, wantErr: `pod "huge": want NAMESPACE/NAME`},
+		// No --cloud-provider, no --from-file: the missing namespace is
+		// named, not the missing provider.
+		{args: []string{"explain", "pod", "foo"}, wantErr: `pod "foo": want NAMESPACE/NAME, such as default/foo`},
+		{args: []string{"explain", "pod", "a/b/c"}, wantErr: `pod "a/b/c": want NAMESPACE/NAME`},
 		{args: []string{"explain", "pod", "ml/huge", "--from-file", "no-such-file.yaml"}, wantErr: "--from-file: open no-such-file.yaml"},
 		{args: []string{"explain", "node", "a", "--from-file", fixture, "-o", "xml"}, wantErr: `-o "xml": want text or json`},
 		{args: []string{"explain", "node", "a", "--from-file", fixture, "--nodes=0:1:small"}, wantErr: "node group small: the snapshot has 3 of its nodes, more than its maximum size 1"},
