@@ -3,11 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
 
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/spf13/pflag"
 )
 
@@ -153,8 +153,6 @@ func (o *AWSOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeReservation, flagAWSNodeReservation, o.NodeReservation, "How template nodes' allocatable is derived from capacity: eks (subtract the EKS AMI's kube-reserved and eviction threshold) or none (allocatable = capacity, as Cluster Autoscaler) (aws provider only).")
 }
 
-var regionPattern = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-
 // Validate checks the AWS flags and fills NodeGroupAutoDiscovery;
 // cloudProvider is the chosen provider. With another provider it only
 // reports AWS flags that were given.
@@ -182,8 +180,9 @@ func (o *AWSOptions) Validate(cloudProvider string) error {
 		}
 		o.NodeGroupAutoDiscovery = append(o.NodeGroupAutoDiscovery, spec)
 	}
-	if o.Region != "" && !regionPattern.MatchString(o.Region) {
-		errs = append(errs, fmt.Errorf("--%s=%q is not an AWS region name such as us-east-1", flagAWSRegion, o.Region))
+	if o.Region != "" && !validRegion(o.Region) {
+		errs = append(errs, fmt.Errorf("--%s=%q is not an AWS region name such as us-east-1: the SDK takes a host label "+
+			"(letters, digits and '-', not at either end, at most 63)", flagAWSRegion, o.Region))
 	}
 	if o.RefreshInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--%s=%v must be positive", flagAWSRefresh, o.RefreshInterval))
@@ -276,4 +275,11 @@ func (o *AWSOptions) nodesFlag() []string {
 		return sv.GetSlice()
 	}
 	return []string{f.Value.String()}
+}
+
+// validRegion checks a region as aws-sdk-go-v2's endpoint resolvers do (a
+// host label, not starting or ending with '-'), so that every region the
+// SDK reaches through AWS_REGION, such as eusc-de-east-1, is accepted too.
+func validRegion(region string) bool {
+	return smithyhttp.ValidHostLabel(region) && !strings.HasPrefix(region, "-") && !strings.HasSuffix(region, "-")
 }

@@ -111,7 +111,10 @@ func TestValidateNamesTheBadFlag(t *testing.T) {
 		{[]string{"--hpa-downscale-stabilization=-1s"}, `--hpa-downscale-stabilization=-1s must not be negative`},
 		{[]string{"--hpa-metrics-source=prometheus"}, `--hpa-metrics-source="prometheus"`},
 		{[]string{"--prometheus-url=prometheus:9090"}, `--prometheus-url="prometheus:9090": want an http:// or https:// URL`},
-		{[]string{"--cloud-provider=aws", "--nodes=1:3:asg", "--aws-region=Mars"}, `--aws-region="Mars" is not an AWS region name`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:3:asg", "--aws-region=us east 1"}, `--aws-region="us east 1" is not an AWS region name`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:3:asg", "--aws-region=us_east_1"}, `--aws-region="us_east_1" is not an AWS region name`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:3:asg", "--aws-region=us-east-1-"}, `--aws-region="us-east-1-" is not an AWS region name`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:3:asg", "--aws-region=us-east-1.example.com"}, `--aws-region="us-east-1.example.com" is not an AWS region name`},
 		{[]string{"--cloud-provider=aws", "--nodes=1:3:asg", "--aws-max-pods=-1"}, `--aws-max-pods=-1 must not be negative`},
 		{[]string{"--cloud-provider=aws", "--nodes=1:3:asg", "--aws-refresh-interval=0s"}, `--aws-refresh-interval=0s must be positive`},
 		{[]string{"--aws-region=us-east-1"}, `--aws-region="us-east-1" is only valid with --cloud-provider=aws`},
@@ -150,5 +153,15 @@ func TestLargestValuesAreAccepted(t *testing.T) {
 func TestLeaderElectionJitterIsClientGos(t *testing.T) {
 	if leaderElectionJitter != leaderelection.JitterFactor {
 		t.Fatalf("leaderElectionJitter = %v, client-go's JitterFactor = %v", leaderElectionJitter, leaderelection.JitterFactor)
+	}
+}
+
+// Regions are checked as the SDK checks them: those of every partition,
+// the European Sovereign Cloud's and the ISO ones included.
+func TestAWSRegionsOfEveryPartition(t *testing.T) {
+	for _, r := range []string{"us-east-1", "eusc-de-east-1", "us-gov-west-1", "cn-north-1", "us-iso-east-1", "us-isob-east-1", "ap-southeast-7", "mx-central-1"} {
+		if _, err := parse(t, "--cloud-provider=aws", "--nodes=1:3:asg", "--aws-region="+r); err != nil {
+			t.Errorf("--aws-region=%s: %v", r, err)
+		}
 	}
 }
