@@ -49,8 +49,9 @@ func CheckQuantity(path *field.Path, s string) *field.Error {
 // UnmarshalChecked decodes the JSON data into the value into points to, as
 // the API server's clients do (case-sensitively), checking with
 // CheckQuantity every string or number bound for a resource.Quantity before
-// it is parsed. A quantity out of bounds is left out, as if absent, and
-// reported at its path under root; err is any other decoding error.
+// it is parsed, and with CheckDuration every duration field. A value out of
+// bounds is left out, as if absent, and reported at its path under root;
+// err is any other decoding error.
 func UnmarshalChecked(data []byte, into any, root *field.Path) (refused field.ErrorList, err error) {
 	var generic any
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -142,7 +143,13 @@ func checkFields(path *field.Path, t reflect.Type, m map[string]any) field.Error
 			if !ok {
 				continue
 			}
-			e, refused := checkValue(path.Child(name), f.Type, v)
+			var e field.ErrorList
+			var refused bool
+			if ft == durationType {
+				e, refused = checkDuration(path.Child(name), f, v)
+			} else {
+				e, refused = checkValue(path.Child(name), f.Type, v)
+			}
 			errs = append(errs, e...)
 			if refused {
 				delete(m, name)
