@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"regexp"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -44,7 +45,7 @@ func CheckDuration(path *field.Path, s string, max time.Duration) *field.Error {
 	switch {
 	case err == nil && d >= 0 && (max == 0 || d <= max):
 		return nil
-	case len(s) > MaxDurationLength:
+	case utf8.RuneCountInString(s) > MaxDurationLength: // as the API server counts
 		return field.TooLong(path, "", MaxDurationLength)
 	case !durationRE.MatchString(s):
 		return field.Invalid(path, s, "should match '"+DurationPattern+"'")

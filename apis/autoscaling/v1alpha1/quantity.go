@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -37,7 +38,7 @@ var quantityRE = regexp.MustCompile(QuantityPattern)
 // the API server reports it for the CRD; nil when it is within bounds.
 // Its time is linear in len(s).
 func CheckQuantity(path *field.Path, s string) *field.Error {
-	if len(s) > MaxQuantityLength {
+	if utf8.RuneCountInString(s) > MaxQuantityLength { // as the API server counts
 		return field.TooLong(path, "", MaxQuantityLength)
 	}
 	if !quantityRE.MatchString(s) {
