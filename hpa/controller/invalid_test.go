@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -119,5 +120,30 @@ func TestInvalidSpecLoggedOnce(t *testing.T) {
 	v.forget(o, "ns/b")
 	if got := testutil.ToFloat64(o.invalid.WithLabelValues(EventInvalidSpec)) + testutil.ToFloat64(o.invalid.WithLabelValues(EventInvalidQuantity)); got != 0 {
 		t.Errorf("gauges %v after both are valid, want 0", got)
+	}
+}
+
+// An HPA's history annotation (tidal's own) that does not decode, whole or
+// in part, gives no history, not half of one.
+func TestUnreadableHPAHistoryStartsAnew(t *testing.T) {
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &autoscalingv2.HorizontalPodAutoscaler{}, 0, cache.Indexers{})
+	s := NewHPAStore(inf, nil)
+	for i, raw := range []string{
+		`{"recommendations": [{"time": "2026-03-01T12:00:00Z", "replicas": 3}], "scaleUpEvents": "x"}`,
+		`{"recommendations": [`,
+	} {
+		h := hpaObject("ns", "web")
+		h.Name = fmt.Sprintf("web-%d", i)
+		h.Annotations = map[string]string{HistoryAnnotation: raw}
+		if err := inf.GetIndexer().Add(h); err != nil {
+			t.Fatal(err)
+		}
+		a, err := s.Get("ns/" + h.Name)
+		if err != nil || a == nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if len(a.History.Recommendations)+len(a.History.ScaleUpEvents)+len(a.History.ScaleDownEvents) != 0 {
+			t.Errorf("history %q read as %+v, want none", raw, a.History)
+		}
 	}
 }
