@@ -252,6 +252,8 @@ func TestChartRefusesBadValues(t *testing.T) {
 			[]string{"extraArgs", "v"}},
 		{"a ServiceMonitor without the Service", map[string]any{"nodes": []any{"1:3:a"},
 			"serviceMonitor": map[string]any{"enabled": true}, "service": map[string]any{"create": false}}, []string{"service.create"}},
+		{"deletion cost in extraArgs", map[string]any{"nodes": []any{"1:3:a"}, "extraArgs": map[string]any{"scale-in-deletion-cost": false}},
+			[]string{"podLoop.scaleInDeletionCost", "patch pods"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := RenderChart(filepath.Join(Dir(), "helm", "tidal"), "tidal", "kube-system", tc.values)

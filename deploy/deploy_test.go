@@ -28,9 +28,11 @@ import (
 // Service for scraping.
 var (
 	wantKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
-		"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
+		"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount", "ValidatingAdmissionPolicy",
+		"ValidatingAdmissionPolicyBinding"}
 	wantChartKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap", "CustomResourceDefinition",
-		"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
+		"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount", "ValidatingAdmissionPolicy",
+		"ValidatingAdmissionPolicyBinding"}
 )
 
 func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {

@@ -87,7 +87,8 @@ func renderFiles(dir, release, namespace string, values map[string]any) (*chartv
 // namespaced tells the kinds of the chart that live in a namespace.
 func namespaced(kind string) bool {
 	switch kind {
-	case "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace", "PriorityClass":
+	case "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace", "PriorityClass",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 		return false
 	}
 	return true

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -26,7 +27,12 @@ type Snapshot struct {
 	// Skipped counts the objects of kinds tidal does not know, by
 	// apiVersion and kind.
 	Skipped map[string]int
+	// seen is where each object was read, to refuse it a second time.
+	seen map[objectKey]string
 }
+
+// objectKey identifies an object of a snapshot.
+type objectKey struct{ group, kind, namespace, name string }
 
 // SkippedNote says which kinds were skipped, empty when none was.
 func (s *Snapshot) SkippedNote() string {
@@ -47,18 +53,26 @@ func (s *Snapshot) SkippedNote() string {
 const SnapshotProviderIDPrefix = "snapshot:///"
 
 // Load reads YAML or JSON documents, each an object or a List of objects
-// (what `kubectl get ... -o yaml` prints). Objects of kinds the Kubernetes
-// client does not know are skipped and counted; a document that does not
-// parse, or an object of a known kind that does not convert, is an error
-// naming it.
-func Load(r io.Reader) (*Snapshot, error) {
-	s := &Snapshot{Skipped: map[string]int{}}
-	dec := yaml.NewYAMLOrJSONDecoder(r, 4096)
+// (what `kubectl get ... -o yaml` prints), at most DefaultMaxSnapshotBytes.
+// Objects of kinds the Kubernetes client does not know are skipped and
+// counted; a document that does not parse, an object of a known kind that
+// does not convert, one without a name, or the same object twice is an
+// error naming it.
+func Load(r io.Reader) (*Snapshot, error) { return LoadAtMost(r, DefaultMaxSnapshotBytes) }
+
+// LoadAtMost is Load reading at most max bytes of r: more is an error
+// (*TooLargeError), and nothing of it is kept.
+func LoadAtMost(r io.Reader, max int64) (*Snapshot, error) {
+	s := &Snapshot{Skipped: map[string]int{}, seen: map[objectKey]string{}}
+	dec := yaml.NewYAMLOrJSONDecoder(&boundedReader{r: r, max: max}, 4096)
 	for doc := 1; ; doc++ {
 		var u unstructured.Unstructured
 		err := dec.Decode(&u.Object)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if tooLarge := (*TooLargeError)(nil); errors.As(err, &tooLarge) {
+			return nil, tooLarge
 		}
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", doc, err)
@@ -99,12 +113,15 @@ func (s *Snapshot) add(u *unstructured.Unstructured, where string) error {
 		s.Skipped[u.GetAPIVersion()+" "+gvk.Kind]++
 		return nil
 	}
+	name := u.GetName()
+	if ns := u.GetNamespace(); ns != "" {
+		name = ns + "/" + name
+	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
-		name := u.GetName()
-		if ns := u.GetNamespace(); ns != "" {
-			name = ns + "/" + name
-		}
 		return fmt.Errorf("%s: %s %s: %w", where, gvk.Kind, name, err)
+	}
+	if err := s.once(obj, gvk.Group, gvk.Kind, name, where); err != nil {
+		return err
 	}
 	if n, ok := obj.(*corev1.Node); ok {
 		if n.Spec.ProviderID == "" {
@@ -113,5 +130,20 @@ func (s *Snapshot) add(u *unstructured.Unstructured, where string) error {
 		s.Nodes = append(s.Nodes, n)
 	}
 	s.Objects = append(s.Objects, obj)
+	return nil
+}
+
+// once records where the object was read, and refuses one without a name
+// or read before (a client, as the API server, holds each object once).
+func (s *Snapshot) once(obj runtime.Object, group, kind, name, where string) error {
+	m, err := meta.Accessor(obj)
+	if err != nil || m.GetName() == "" {
+		return fmt.Errorf("%s: a %s without a name", where, kind)
+	}
+	key := objectKey{group: group, kind: kind, namespace: m.GetNamespace(), name: m.GetName()}
+	if first, ok := s.seen[key]; ok {
+		return fmt.Errorf("%s: %s %s is in the snapshot twice (also %s): keep one", where, kind, name, first)
+	}
+	s.seen[key] = where
 	return nil
 }

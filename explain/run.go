@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -36,7 +38,14 @@ func FileSource(s *Snapshot, cfg snapshot.Config, newFactory NewFactory) (Source
 	if err != nil {
 		return Source{}, err
 	}
-	client := fake.NewClientset(s.Objects...)
+	// Added one by one: fake.NewClientset panics on an object its tracker
+	// refuses.
+	client := fake.NewClientset()
+	for _, obj := range s.Objects {
+		if err := client.Tracker().Add(obj); err != nil {
+			return Source{}, fmt.Errorf("snapshot object %s: %w", objectName(obj), err)
+		}
+	}
 	return Source{Client: client, Factory: newFactory(client), Cloud: cloud}, nil
 }
 
@@ -82,4 +91,17 @@ func Decide(ctx context.Context, src Source, opts core.Options) (*core.Decisions
 		return nil, errors.New("the node loop's iteration decided nothing")
 	}
 	return d, nil
+}
+
+// objectName names an object of a snapshot in an error: kind namespace/name.
+func objectName(obj runtime.Object) string {
+	kind := fmt.Sprintf("%T", obj)
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return kind
+	}
+	if m.GetNamespace() == "" {
+		return kind + " " + m.GetName()
+	}
+	return kind + " " + m.GetNamespace() + "/" + m.GetName()
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 )
 
@@ -316,6 +317,12 @@ func resourcesFromTags(tags map[string]string) (corev1.ResourceList, []string) {
 		}
 		if msgs := validation.IsQualifiedName(name); len(msgs) > 0 {
 			warnings = append(warnings, fmt.Sprintf("tag %s: %q is not a valid resource name: %s", k, name, strings.Join(msgs, "; ")))
+			continue
+		}
+		// Bounded before parsing: Kubernetes' parser takes hours on a
+		// tag such as "1e-2000000000", and a tag is anyone's to write.
+		if e := v1alpha1.CheckQuantity(nil, tags[k]); e != nil {
+			warnings = append(warnings, fmt.Sprintf("tag %s=%.70q: not a quantity tidal reads: %s", k, tags[k], e.Detail))
 			continue
 		}
 		q, err := resource.ParseQuantity(tags[k])

@@ -116,6 +116,9 @@ func (g *nodeGroup) fetchTemplate() (*corev1.Node, error) {
 	if len(resp.GetNodeBytes()) == 0 {
 		return nil, fmt.Errorf("externalgrpc NodeGroupTemplateNodeInfo (node group %s): the server sent no node", g.id)
 	}
+	if err := checkNodeQuantities(resp.GetNodeBytes()); err != nil {
+		return nil, fmt.Errorf("externalgrpc NodeGroupTemplateNodeInfo (node group %s): node not read: %w", g.id, err)
+	}
 	node := &corev1.Node{}
 	if err := node.Unmarshal(resp.GetNodeBytes()); err != nil {
 		return nil, fmt.Errorf("externalgrpc NodeGroupTemplateNodeInfo (node group %s): decode node: %w", g.id, err)

@@ -110,6 +110,8 @@ type Controller struct {
 	handler   cache.ResourceEventHandlerRegistration
 	// wanted is, in shadow mode, the count each autoscaler last wanted.
 	wanted *dryRunWanted
+	// invalid are the autoscalers whose spec tidal cannot use.
+	invalid invalidSpecs
 	// lastActivity is when a worker last took the heartbeat (unix ns).
 	lastActivity atomic.Int64
 }

@@ -100,7 +100,9 @@ func (s *HPAStore) Get(key string) (*Autoscaler, error) {
 		Spec: h.Spec, Status: h.Status, object: h,
 	}
 	if raw := h.Annotations[HistoryAnnotation]; raw != "" {
-		_ = json.Unmarshal([]byte(raw), &a.History)
+		if json.Unmarshal([]byte(raw), &a.History) != nil {
+			a.History = hpa.History{} // not half of it: start anew, as after a restart
+		}
 	}
 	if a.Watermarks, a.SpecErr = parseWatermarks(h.Annotations[WatermarksAnnotation], len(h.Spec.Metrics)); a.SpecErr != nil {
 		a.SpecReason = EventInvalidWatermarks

@@ -27,6 +27,7 @@ type Observer struct {
 	metricErrors *prometheus.CounterVec
 	statusWrites prometheus.Counter
 	panics       prometheus.Counter
+	invalid      *prometheus.GaugeVec
 	dryRescales  *prometheus.CounterVec
 	dryDesired   *prometheus.GaugeVec
 }
@@ -42,6 +43,9 @@ type Observer struct {
 //   - tidal_pod_autoscaler_status_writes_total: status updates sent;
 //   - tidal_pod_autoscaler_reconciliation_panics_total: syncs that failed
 //     inside tidal and were recovered (each is a bug: see the log);
+//   - tidal_pod_autoscaler_invalid_specs{reason}: autoscalers not scaled
+//     because tidal cannot use their spec (InvalidSpec, InvalidQuantity,
+//     InvalidWatermarks; their condition and events say which field);
 //   - tidal_dry_run_pod_autoscaler_rescales_total{namespace,name} and
 //     tidal_dry_run_pod_autoscaler_desired_replicas{namespace,name}: with
 //     --dry-run, the rescales not written and the last count wanted.
@@ -68,6 +72,10 @@ func NewObserver(reg prometheus.Registerer) *Observer {
 			Name: "tidal_pod_autoscaler_reconciliation_panics_total",
 			Help: "Pod autoscaler syncs that failed inside tidal and were recovered.",
 		}),
+		invalid: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tidal_pod_autoscaler_invalid_specs",
+			Help: "Pod autoscalers not scaled because tidal cannot use their spec, by reason.",
+		}, []string{"reason"}),
 		dryRescales: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidal_dry_run_pod_autoscaler_rescales_total",
 			Help: "With --dry-run: rescales the pod loop decided and did not write.",
@@ -83,7 +91,10 @@ func NewObserver(reg prometheus.Registerer) *Observer {
 		autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType, autoscalingv2.ExternalMetricSourceType} {
 		o.metricErrors.WithLabelValues(string(t))
 	}
-	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites, o.panics, o.dryRescales, o.dryDesired)
+	for _, r := range invalidReasons {
+		o.invalid.WithLabelValues(r)
+	}
+	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites, o.panics, o.invalid, o.dryRescales, o.dryDesired)
 	return o
 }
 
@@ -110,6 +121,19 @@ func (o *Observer) statusWritten() {
 func (o *Observer) panicked() {
 	if o != nil {
 		o.panics.Inc()
+	}
+}
+
+// invalidReasons are the reasons of Autoscaler.SpecErr.
+var invalidReasons = []string{EventInvalidSpec, EventInvalidQuantity, EventInvalidWatermarks}
+
+// invalidSpecs sets the number of invalid autoscalers by reason.
+func (o *Observer) invalidSpecs(byReason map[string]int) {
+	if o == nil {
+		return
+	}
+	for _, r := range invalidReasons {
+		o.invalid.WithLabelValues(r).Set(float64(byReason[r]))
 	}
 }
 

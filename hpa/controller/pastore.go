@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,7 +94,11 @@ func (s *PodAutoscalerStore) Get(key string) (*Autoscaler, error) {
 		Activation: pa.Spec.ActivationThresholds(), ScaleToZero: true,
 	}
 	a.Schedules, a.ScheduleErrs = parseSchedules(pa.Spec.Schedules)
-	if len(pa.Unread) > 0 {
+	switch {
+	case len(pa.Invalid) > 0:
+		a.SpecErr = fmt.Errorf("values tidal cannot read, left unread: %s", strings.Join(slices.Concat(pa.Invalid, pa.Unread), "; "))
+		a.SpecReason = EventInvalidSpec
+	case len(pa.Unread) > 0:
 		a.SpecErr = fmt.Errorf("quantities out of bounds, left unread: %s", strings.Join(pa.Unread, "; "))
 		a.SpecReason = EventInvalidQuantity
 	}

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,13 +14,9 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
-	"github.com/tidal-autoscaler/tidal/hpa"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
 )
 
@@ -41,31 +36,12 @@ func TestStoredUnboundedQuantitiesDoNotStallThePodLoop(t *testing.T) {
 	watched := paJSON(t, watermarkedPA("db", "80"), `"80"`, unbounded) // a JSON number
 	srv := newPAServer(t, [][]byte{paJSON(t, cpuPA("ns", "web", 50, 1, 10), "", ""), listed}, watched)
 
-	client, err := v1alpha1.NewForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inf := NewPodAutoscalerInformer(client, 0)
-	h := newHarness(t, hpa.DefaultConfig())
-	h.c = h.controller(t, hpa.DefaultConfig(), NewPodAutoscalerStore(inf, PodAutoscalerClientFor(client)))
+	h := watchPAServer(t, srv, "ns/db")
 	h.deployment("ns", "web", 2)
 	h.deployment("ns", "api", 2)
 	h.deployment("ns", "db", 2)
 	h.sim.Set("cpu", metrics.Constant(0.2)) // 100% of the request
 	h.sim.Set("queue", metrics.Constant(100))
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go inf.Run(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("the informer did not sync")
-	}
-	if err := wait.PollUntilContextCancel(ctx, 0, true, func(context.Context) (bool, error) {
-		_, ok, _ := inf.GetIndexer().GetByKey("ns/db")
-		return ok, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 
 	h.sync("ns/web")
 	if got := h.scales.replicas("ns", "web"); got != 4 {

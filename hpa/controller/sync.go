@@ -62,6 +62,7 @@ func (c *Controller) Sync(ctx context.Context, key string) (gone bool, err error
 	if a == nil {
 		c.selectors.remove(key)
 		c.wanted.forget(key)
+		c.invalid.forget(c.cfg.Observer, key)
 		return true, nil
 	}
 	s = &syncRun{
@@ -137,7 +138,10 @@ func (s *syncRun) run(ctx context.Context) error {
 	a := s.a
 	generation := a.Generation
 	s.status.ObservedGeneration = &generation
-	if a.SpecErr != nil {
+	if a.SpecErr == nil {
+		s.c.invalid.forget(s.c.cfg.Observer, a.Key)
+	} else {
+		s.c.invalid.report(s.logger, s.c.cfg.Observer, a.Key, a.SpecReason, a.SpecErr.Error())
 		s.errLabel = errorSpec
 		s.event(corev1.EventTypeWarning, a.SpecReason, a.SpecErr.Error())
 		s.setConditions(hpa.Condition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionFalse,

@@ -10,7 +10,6 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -156,44 +155,11 @@ func TestStoredUnboundedQuantityDoesNotStallThePodLoop(t *testing.T) {
 // them, and restores the CRD after (also when f fails the test).
 func withUnboundedCRD(t *testing.T, f func()) {
 	t.Helper()
-	client, err := apiextensions.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds := client.ApiextensionsV1().CustomResourceDefinitions()
-	name := v1alpha1.Resource + "." + v1alpha1.GroupName
-	crd, err := crds.Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bounded := crd.Spec.Versions[0].Schema.DeepCopy()
-	setSchema := func(s *apiextensionsv1.CustomResourceValidation) {
-		crd, err := crds.Get(context.Background(), name, metav1.GetOptions{})
-		if err == nil {
-			crd.Spec.Versions[0].Schema = s
-			_, err = crds.Update(context.Background(), crd, metav1.UpdateOptions{})
-		}
-		if err != nil {
-			t.Fatalf("update the CRD: %v", err)
-		}
-	}
-	restored := false
-	restore := func() {
-		if !restored {
-			restored = true
-			setSchema(bounded)
-		}
-	}
-	t.Cleanup(restore)
-	unbounded := bounded.DeepCopy()
-	eachSchema(unbounded.OpenAPIV3Schema, func(s *apiextensionsv1.JSONSchemaProps) {
+	withRelaxedCRD(t, func(s *apiextensionsv1.JSONSchemaProps) {
 		if s.XIntOrString && len(s.XValidations) == 0 { // the rules of the others need their length
 			s.Pattern, s.MaxLength = `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`, nil
 		}
-	})
-	setSchema(unbounded)
-	f()
-	restore()
+	}, f)
 }
 
 // eachSchema calls f on s and every schema under its properties and items.

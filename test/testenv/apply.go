@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -43,7 +44,13 @@ func Apply(t *testing.T, c *localcluster.Cluster, fieldManager string, objs []*u
 		if err != nil {
 			t.Fatalf("%s %s: %v", gvk, o.GetName(), err)
 		}
-		res := dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		// kustomize gives its namespace to kinds it does not know as
+		// cluster-scoped (ValidatingAdmissionPolicy); kubectl, as here,
+		// sends it only for namespaced ones.
+		var res dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			res = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		}
 		if _, err := res.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
 			t.Fatalf("apply %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -37,7 +38,7 @@ var quantityRE = regexp.MustCompile(QuantityPattern)
 // the API server reports it for the CRD; nil when it is within bounds.
 // Its time is linear in len(s).
 func CheckQuantity(path *field.Path, s string) *field.Error {
-	if len(s) > MaxQuantityLength {
+	if utf8.RuneCountInString(s) > MaxQuantityLength { // as the API server counts
 		return field.TooLong(path, "", MaxQuantityLength)
 	}
 	if !quantityRE.MatchString(s) {
@@ -49,8 +50,9 @@ func CheckQuantity(path *field.Path, s string) *field.Error {
 // UnmarshalChecked decodes the JSON data into the value into points to, as
 // the API server's clients do (case-sensitively), checking with
 // CheckQuantity every string or number bound for a resource.Quantity before
-// it is parsed. A quantity out of bounds is left out, as if absent, and
-// reported at its path under root; err is any other decoding error.
+// it is parsed, and with CheckDuration every duration field. A value out of
+// bounds is left out, as if absent, and reported at its path under root;
+// err is any other decoding error.
 func UnmarshalChecked(data []byte, into any, root *field.Path) (refused field.ErrorList, err error) {
 	var generic any
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -142,7 +144,13 @@ func checkFields(path *field.Path, t reflect.Type, m map[string]any) field.Error
 			if !ok {
 				continue
 			}
-			e, refused := checkValue(path.Child(name), f.Type, v)
+			var e field.ErrorList
+			var refused bool
+			if ft == durationType {
+				e, refused = checkDuration(path.Child(name), f, v)
+			} else {
+				e, refused = checkValue(path.Child(name), f.Type, v)
+			}
 			errs = append(errs, e...)
 			if refused {
 				delete(m, name)

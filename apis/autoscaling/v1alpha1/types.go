@@ -1,9 +1,14 @@
 package v1alpha1
 
 import (
+	"encoding/json"
+	"fmt"
+
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 )
 
 // PodAutoscaler scales a workload's replicas on metrics, with the Kubernetes
@@ -32,22 +37,77 @@ type PodAutoscaler struct {
 	// as the field's path and what is wrong. The CRD refuses such strings;
 	// an object stored before it did may hold them. Not part of the API.
 	Unread []string `json:"-"`
+	// Invalid lists the other values decoding left out: durations out of
+	// the bounds of CheckDuration (left out as if absent), and a spec or
+	// status that does not decode at all (left empty), each naming the
+	// field and what is wrong. Not part of the API.
+	Invalid []string `json:"-"`
 }
 
 // UnmarshalJSON decodes a PodAutoscaler with UnmarshalChecked, so that no
-// quantity string, whoever wrote it, stalls its reader: the typed client,
-// and through it the informer, decode with it.
+// quantity or duration string, whoever wrote it, stalls its reader: the
+// typed client, and through it the informer, decode with it. Only metadata
+// that does not decode is an error: a spec or status that does not is left
+// empty and named in Invalid, so that one such object never fails a list
+// or a watch of every PodAutoscaler, and is reported on itself.
 func (p *PodAutoscaler) UnmarshalJSON(data []byte) error {
 	type plain PodAutoscaler // without this method
 	refused, err := UnmarshalChecked(data, (*plain)(p), nil)
 	if err != nil {
+		*p = PodAutoscaler{}
+		return p.unmarshalParts(data)
+	}
+	p.Unread, p.Invalid = splitRefused(refused)
+	return nil
+}
+
+// unmarshalParts decodes the metadata, the spec and the status of data
+// apart: each of spec and status that does not decode is left empty and
+// named in p.Invalid.
+func (p *PodAutoscaler) unmarshalParts(data []byte) error {
+	var parts struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata,omitempty"`
+		Spec              json.RawMessage `json:"spec"`
+		Status            json.RawMessage `json:"status"`
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &parts); err != nil {
 		return err
 	}
-	p.Unread = nil
-	for _, e := range refused {
-		p.Unread = append(p.Unread, e.Error())
+	p.TypeMeta, p.ObjectMeta = parts.TypeMeta, parts.ObjectMeta
+	for _, part := range []struct {
+		name string
+		raw  json.RawMessage
+		into any
+	}{{"spec", parts.Spec, &p.Spec}, {"status", parts.Status, &p.Status}} {
+		if len(part.raw) == 0 {
+			continue
+		}
+		refused, err := UnmarshalChecked(part.raw, part.into, field.NewPath(part.name))
+		if err != nil {
+			p.Invalid = append(p.Invalid, fmt.Sprintf("%s: %v (left unread)", part.name, err))
+			continue
+		}
+		unread, invalid := splitRefused(refused)
+		p.Unread, p.Invalid = append(p.Unread, unread...), append(p.Invalid, invalid...)
+	}
+	if len(p.Invalid) == 0 { // not reached: the whole failed, so one part does
+		p.Invalid = []string{"the object does not decode"}
 	}
 	return nil
+}
+
+// splitRefused parts the values UnmarshalChecked left out into quantities
+// and the others (durations).
+func splitRefused(refused field.ErrorList) (quantities, others []string) {
+	for _, e := range refused {
+		if e.Origin == originDuration {
+			others = append(others, e.Error())
+		} else {
+			quantities = append(quantities, e.Error())
+		}
+	}
+	return quantities, others
 }
 
 // PodAutoscalerList is a list of PodAutoscalers.
@@ -127,10 +187,13 @@ type Schedule struct {
 	// +kubebuilder:validation:MaxLength=128
 	Start string `json:"start"`
 	// duration is how long each window stays open, a Go duration such as
-	// "12h" or "1h30m".
+	// "12h" or "1h30m": at most 8784h (366 days), written in at most 20
+	// characters with at most 6 digits before each unit.
 	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
-	Duration metav1.Duration `json:"duration"`
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,6}([.][0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]{1,6}([.][0-9]+)?(ns|us|ms|s|m|h))+$') || size(self) > 20 || duration(self) <= duration('8784h')",message="must be at most 8784h (366 days)"
+	Duration metav1.Duration `json:"duration" maxDuration:"8784h"`
 	// timeZone is an IANA time zone name ("Europe/Berlin"); empty is UTC.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
@@ -140,11 +203,14 @@ type Schedule struct {
 	// +kubebuilder:validation:Minimum=0
 	MinReplicas int32 `json:"minReplicas"`
 	// leadTime raises the minimum this long before each window opens, so
-	// that replicas (and their nodes) are ready at its start.
+	// that replicas (and their nodes) are ready at its start: at most 744h
+	// (31 days), written as duration.
 	// +optional
 	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
-	LeadTime *metav1.Duration `json:"leadTime,omitempty"`
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,6}([.][0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]{1,6}([.][0-9]+)?(ns|us|ms|s|m|h))+$') || size(self) > 20 || duration(self) <= duration('744h')",message="must be at most 744h (31 days)"
+	LeadTime *metav1.Duration `json:"leadTime,omitempty" maxDuration:"744h"`
 }
 
 // MetricSpec is an autoscaling/v2 MetricSpec with optional dual watermarks.

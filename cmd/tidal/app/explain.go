@@ -28,6 +28,9 @@ type ExplainRequest struct {
 	// FromFile is a snapshot to decide on, "-" for Stdin; empty decides on
 	// the live cluster of --kubeconfig, reading only.
 	FromFile string
+	// MaxBytes is the most of FromFile read (0: the default,
+	// explain.DefaultMaxSnapshotBytes).
+	MaxBytes int64
 	Stdin    io.Reader
 	// Notes receives what was skipped of the snapshot; nil is standard
 	// error.
@@ -46,6 +49,9 @@ const explainTimeout = 5 * time.Minute
 // (a pod not found, a node of no group) is no error; a bad request, an
 // unreadable snapshot or a failed iteration are.
 func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io.Writer) error {
+	if req.MaxBytes < 0 {
+		return fmt.Errorf("--from-file-max-bytes=%d: must not be negative", req.MaxBytes)
+	}
 	if req.Output != "text" && req.Output != "json" {
 		return fmt.Errorf("-o %q: want text or json", req.Output)
 	}
@@ -116,7 +122,11 @@ func explainSource(ctx context.Context, opts *config.Options, req ExplainRequest
 		defer f.Close()
 		in = f
 	}
-	s, err := explain.Load(in)
+	max := req.MaxBytes
+	if max == 0 {
+		max = explain.DefaultMaxSnapshotBytes
+	}
+	s, err := explain.LoadAtMost(in, max)
 	if err != nil {
 		return explain.Source{}, "", fmt.Errorf("--from-file=%s: %w", req.FromFile, err)
 	}
@@ -173,6 +183,7 @@ func newExplainCommands(opts *config.Options, logging *logsapi.LoggingConfigurat
 	for _, c := range []*cobra.Command{explainCmd, simulate} {
 		fs := c.PersistentFlags()
 		fs.StringVar(&req.FromFile, "from-file", "", "Decide on a snapshot: the output of `kubectl get nodes,pods,pdb,replicasets,statefulsets,daemonsets,deployments,jobs,configmaps -A -o yaml` (- reads standard input). Without it, decide on the cluster of --kubeconfig, reading only.")
+		fs.Int64Var(&req.MaxBytes, "from-file-max-bytes", explain.DefaultMaxSnapshotBytes, "With --from-file: the most bytes of the snapshot read; a larger one is refused.")
 		fs.StringVarP(&req.Output, "output", "o", "text", "Output: text, or json (the decisions as data).")
 		fs.StringSliceVar(&req.GroupLabels, "node-group-label", nil, "With --from-file: node labels that name a node's group, the first present wins (default "+strings.Join(snapshot.DefaultGroupLabels, ",")+").")
 		fs.IntVar(&req.Headroom, "node-group-headroom", snapshot.DefaultDiscoveredHeadroom, "With --from-file and no --nodes: how many nodes a group found from the labels may grow by.")

@@ -83,6 +83,13 @@ NAMESPACE/NAME or "". */}}
 {{- include "tidal.extraArg" (list . "cluster-autoscaler-lease") | default .Values.clusterAutoscalerLease -}}
 {{- end -}}
 
+{{/* "true" when tidal patches pods (the pod loop with
+--scale-in-deletion-cost): the ClusterRole grants pods patch, and the
+policy tidal-pod-writes confines it. */}}
+{{- define "tidal.podPatch" -}}
+{{- if and .Values.podLoop.enabled .Values.podLoop.scaleInDeletionCost -}}true{{- end -}}
+{{- end -}}
+
 {{/* Values that would install a tidal that cannot work: no node groups on
 AWS (nothing to scale), Cluster Autoscaler's image (from its values file),
 both explicit groups and discovery (tidal refuses them at start). */}}
@@ -93,6 +100,9 @@ both explicit groups and discovery (tidal refuses them at start). */}}
 {{- end -}}
 {{- if contains "cluster-autoscaler" $v.image.repository -}}
 {{- fail (printf "tidal: image.repository %s is Cluster Autoscaler's image, from its values file: leave image.repository out or set tidal's (ghcr.io/tidal-autoscaler/tidal)" $v.image.repository) -}}
+{{- end -}}
+{{- if include "tidal.extraArg" (list . "scale-in-deletion-cost") -}}
+{{- fail "tidal: set podLoop.scaleInDeletionCost, not extraArgs.scale-in-deletion-cost: the value also decides whether tidal may patch pods" -}}
 {{- end -}}
 {{- if and (or $v.nodes $v.autoscalingGroups) (or $v.autoDiscovery.clusterName $v.autoDiscovery.specs) -}}
 {{- fail "tidal: autoscalingGroups or nodes cannot be combined with autoDiscovery (as with Cluster Autoscaler's --nodes and --node-group-auto-discovery): use one or the other" -}}
@@ -124,12 +134,13 @@ both explicit groups and discovery (tidal refuses them at start). */}}
 - --provision-ahead={{ .Values.provisionAhead }}
 - --hpa={{ .Values.podLoop.enabled }}
 - --hpa-objects={{ .Values.podLoop.hpaObjects }}
+- --scale-in-deletion-cost={{ .Values.podLoop.scaleInDeletionCost }}
 {{- with .Values.podLoop.prometheusURL }}
 - --prometheus-url={{ . }}
 {{- end }}
 {{- range $key, $value := .Values.extraArgs }}
 {{- $flag := include "tidal.flagName" $key }}
-{{- if not (has $flag (list "expander" "cluster-autoscaler-lease")) }}
+{{- if not (has $flag (list "expander" "cluster-autoscaler-lease" "scale-in-deletion-cost")) }}
 {{- if kindIs "invalid" $value }}
 - --{{ $flag }}
 {{- else }}
