@@ -1,7 +1,8 @@
 # tidal: a Kubernetes autoscaler. `make build` builds the production binary
 # (bin/tidal, no embedded control plane), `make run` the local demo,
-# `make test` runs every test, `make stress` the integration tests of the node
-# loop again and again on a busy machine.
+# `make test` runs every test, `make test-fast` those that need no control
+# plane (the loop to run while working), `make stress` the integration tests
+# of the node loop again and again on a busy machine.
 
 GO        ?= go
 BIN       := bin/tidal
@@ -41,7 +42,7 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.1
 PROTO_OUT := cloudprovider/externalgrpc/protos
 
-.PHONY: build build-local run test test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools
+.PHONY: build build-local run test test-fast test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(BIN) ./cmd/tidal
@@ -57,6 +58,16 @@ run: build-local
 test: lint test-deps
 	$(GO) test -ldflags "$(LDFLAGS)" -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory fuzz
+
+# The loop to run while working: every unit and package test, without lint,
+# fuzzing and the suites that start a local control plane. Those suites
+# (CLUSTER_SUITES, whose shared test main is testenv.Main) skip under -short;
+# test-fast leaves them out of the package list as well, so that their
+# binaries, which link the whole control plane, are not even linked.
+CLUSTER_SUITES := test/integration test/podloop test/bench
+test-fast:
+	$(GO) test -short -ldflags "$(LDFLAGS)" -timeout $(TEST_TIMEOUT) \
+	  $$($(GO) list ./... | grep -v $(foreach s,$(CLUSTER_SUITES),-e '/$(s)$$'))
 
 # Every Fuzz target of the project (func FuzzXxx in a _test.go file), each
 # for FUZZTIME, one at a time. A failing input is saved under the package's
