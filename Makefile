@@ -31,18 +31,25 @@ PKG       ?= ./...
 BENCHTIME ?= 1s
 BENCH_TIMEOUT ?= 180m
 ARGS      ?=
+# Tools are built once into TOOLS, each under a name carrying its version,
+# so a later run (and a new version) needs no rebuild of the one in place.
+TOOLS     := bin/tools
 # staticcheck (unused code, deprecated APIs, bugs, style) from the module
 # proxy, at a fixed version; its checks are staticcheck's defaults.
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-# make proto: buf and the two Go plugins, from the module proxy at fixed
-# versions (protoc-gen-go at go.mod's google.golang.org/protobuf), built
-# into TOOLS; buf.gen.yaml names the plugins there.
-TOOLS     := bin/tools
-BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
-PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.1
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
+# make proto: Debian's protoc (packages protobuf-compiler and
+# libprotobuf-dev, installed here when missing, as test-deps installs
+# prometheus) and the two Go plugins: protoc-gen-go at go.mod's
+# google.golang.org/protobuf, protoc-gen-go-grpc from the module proxy at a
+# fixed version. Neither plugin is large.
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.1
+PROTOC_GEN_GO      := $(TOOLS)/protoc-gen-go-$(shell $(GO) list -m -f '{{.Version}}' google.golang.org/protobuf)
+PROTOC_GEN_GO_GRPC := $(TOOLS)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)
+PROTO_MODULE := github.com/tidal-autoscaler/tidal
 PROTO_OUT := cloudprovider/externalgrpc/protos
 
-.PHONY: build build-local run test test-fast test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools
+.PHONY: build build-local run test test-fast test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools protoc
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(BIN) ./cmd/tidal
@@ -106,29 +113,58 @@ bench:
 	$(GO) test -ldflags "$(LDFLAGS)" -run '^$$' -bench '$(BENCH)' -benchmem -benchtime '$(BENCHTIME)' \
 	  -timeout $(BENCH_TIMEOUT) $(PKG)
 
-lint: proto-check
+lint: proto-check $(STATICCHECK)
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
+	$(STATICCHECK) ./...
 
 fmt:
 	gofmt -w .
 
-proto-tools:
+$(STATICCHECK):
 	@mkdir -p $(TOOLS)
-	$(GO) build -o $(TOOLS)/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
-	GOBIN=$(abspath $(TOOLS)) $(GO) install $(PROTOC_GEN_GO_GRPC)
-	GOBIN=$(abspath $(TOOLS)) $(GO) install $(BUF)
+	GOBIN=$(abspath $(TOOLS)/.build) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(TOOLS)/.build/staticcheck $@
+
+$(PROTOC_GEN_GO):
+	@mkdir -p $(TOOLS)
+	$(GO) build -o $@ google.golang.org/protobuf/cmd/protoc-gen-go
+
+$(PROTOC_GEN_GO_GRPC):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(abspath $(TOOLS)/.build) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	mv $(TOOLS)/.build/protoc-gen-go-grpc $@
+
+# protobuf-compiler is protoc, libprotobuf-dev the .proto files of the
+# well-known types (google/protobuf/*.proto) it reads from /usr/include.
+protoc:
+	@if ! command -v protoc >/dev/null 2>&1 || [ ! -f /usr/include/google/protobuf/any.proto ]; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	    $$sudo apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends protobuf-compiler libprotobuf-dev; \
+	  else \
+	    echo "protoc is missing and there is no apt-get: install protoc and the well-known types"; exit 1; \
+	  fi; \
+	fi
+
+proto-tools: protoc $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
+
+# protoc into the directory $(1): the Go code of every .proto under proto/.
+protoc_gen = protoc -I proto \
+	  --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --go_out=$(1) --go_opt=module=$(PROTO_MODULE) \
+	  --plugin=protoc-gen-go-grpc=$(PROTOC_GEN_GO_GRPC) --go-grpc_out=$(1) --go-grpc_opt=module=$(PROTO_MODULE) \
+	  $$(find proto -name '*.proto' | sort)
 
 # Generates the externalgrpc Go code from proto/ (checked in).
 proto: proto-tools
-	$(TOOLS)/buf generate
+	$(call protoc_gen,.)
 
 # Fails when the checked-in generated code differs from what proto/ gives.
 proto-check: proto-tools
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	$(TOOLS)/buf generate -o $$tmp && \
+	$(call protoc_gen,$$tmp) && \
 	diff -r $$tmp/$(PROTO_OUT) $(PROTO_OUT) || \
 	  { echo "generated code in $(PROTO_OUT) is stale: run make proto"; exit 1; }
 
