@@ -77,14 +77,21 @@ test-fast:
 	  $$($(GO) list ./... | grep -v $(foreach s,$(CLUSTER_SUITES),-e '/$(s)$$'))
 
 # Every Fuzz target of the project (func FuzzXxx in a _test.go file), each
-# for FUZZTIME, one at a time. A failing input is saved under the package's
+# for FUZZTIME, one at a time. Each package's test binary is built once,
+# instrumented for fuzzing (go test -c -fuzz), into bin/fuzz, and run for
+# each of its targets in the package's directory, with go test's corpus
+# cache (GOCACHE/fuzz). A failing input is saved under the package's
 # testdata/fuzz, where plain `go test` replays it from then on.
 fuzz:
-	@set -e; \
+	@set -e; mkdir -p bin/fuzz; cache=$$($(GO) env GOCACHE)/fuzz; \
 	for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  pkg=$$($(GO) list $$dir); bin=$(abspath bin/fuzz)/$$(echo $$pkg | tr / _).test; \
+	  echo "build $$dir for fuzzing"; \
+	  $(GO) test -c -fuzz . -o $$bin $$dir; \
 	  for name in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | cut -c6- | sort); do \
 	    echo "fuzz $$dir $$name for $(FUZZTIME)"; \
-	    $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$dir; \
+	    (cd $$dir && $$bin -test.run '^$$' -test.fuzz "^$$name\$$" -test.fuzztime $(FUZZTIME) \
+	      -test.fuzzcachedir "$$cache/$$pkg" -test.paniconexit0 -test.timeout 10m); \
 	  done; \
 	done
 
