@@ -1,6 +1,11 @@
 // Package testenv is what tidal's integration test packages share: one local
 // cluster per test binary (Main), polling, namespaces and node clean-up, and
 // tidal itself run in the test process with parsed flags.
+//
+// Every helper here is safe in a parallel test (t.Parallel()): namespaces
+// get random names, node clean-up goes by the prefixes a test names, tidal
+// gets a free address. What makes a test unfit to run beside others is
+// tidal itself, which reads every pod and node of the cluster.
 package testenv
 
 import (
