@@ -1,7 +1,8 @@
 # tidal: a Kubernetes autoscaler. `make build` builds the production binary
 # (bin/tidal, no embedded control plane), `make run` the local demo,
-# `make test` runs every test, `make stress` the integration tests of the node
-# loop again and again on a busy machine.
+# `make test` runs every test, `make test-fast` those that need no control
+# plane (the loop to run while working), `make stress` the integration tests
+# of the node loop again and again on a busy machine.
 
 GO        ?= go
 BIN       := bin/tidal
@@ -30,18 +31,25 @@ PKG       ?= ./...
 BENCHTIME ?= 1s
 BENCH_TIMEOUT ?= 180m
 ARGS      ?=
+# Tools are built once into TOOLS, each under a name carrying its version,
+# so a later run (and a new version) needs no rebuild of the one in place.
+TOOLS     := bin/tools
 # staticcheck (unused code, deprecated APIs, bugs, style) from the module
 # proxy, at a fixed version; its checks are staticcheck's defaults.
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-# make proto: buf and the two Go plugins, from the module proxy at fixed
-# versions (protoc-gen-go at go.mod's google.golang.org/protobuf), built
-# into TOOLS; buf.gen.yaml names the plugins there.
-TOOLS     := bin/tools
-BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
-PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.1
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
+# make proto: Debian's protoc (packages protobuf-compiler and
+# libprotobuf-dev, installed here when missing, as test-deps installs
+# prometheus) and the two Go plugins: protoc-gen-go at go.mod's
+# google.golang.org/protobuf, protoc-gen-go-grpc from the module proxy at a
+# fixed version. Neither plugin is large.
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.1
+PROTOC_GEN_GO      := $(TOOLS)/protoc-gen-go-$(shell $(GO) list -m -f '{{.Version}}' google.golang.org/protobuf)
+PROTOC_GEN_GO_GRPC := $(TOOLS)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)
+PROTO_MODULE := github.com/tidal-autoscaler/tidal
 PROTO_OUT := cloudprovider/externalgrpc/protos
 
-.PHONY: build build-local run test test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools
+.PHONY: build build-local run test test-fast test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools protoc
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(BIN) ./cmd/tidal
@@ -58,15 +66,32 @@ test: lint test-deps
 	$(GO) test -ldflags "$(LDFLAGS)" -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory fuzz
 
+# The loop to run while working: every unit and package test, without lint,
+# fuzzing and the suites that start a local control plane. Those suites
+# (CLUSTER_SUITES, whose shared test main is testenv.Main) skip under -short;
+# test-fast leaves them out of the package list as well, so that their
+# binaries, which link the whole control plane, are not even linked.
+CLUSTER_SUITES := test/integration test/podloop test/bench
+test-fast:
+	$(GO) test -short -ldflags "$(LDFLAGS)" -timeout $(TEST_TIMEOUT) \
+	  $$($(GO) list ./... | grep -v $(foreach s,$(CLUSTER_SUITES),-e '/$(s)$$'))
+
 # Every Fuzz target of the project (func FuzzXxx in a _test.go file), each
-# for FUZZTIME, one at a time. A failing input is saved under the package's
+# for FUZZTIME, one at a time. Each package's test binary is built once,
+# instrumented for fuzzing (go test -c -fuzz), into bin/fuzz, and run for
+# each of its targets in the package's directory, with go test's corpus
+# cache (GOCACHE/fuzz). A failing input is saved under the package's
 # testdata/fuzz, where plain `go test` replays it from then on.
 fuzz:
-	@set -e; \
+	@set -e; mkdir -p bin/fuzz; cache=$$($(GO) env GOCACHE)/fuzz; \
 	for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  pkg=$$($(GO) list $$dir); bin=$(abspath bin/fuzz)/$$(echo $$pkg | tr / _).test; \
+	  echo "build $$dir for fuzzing"; \
+	  $(GO) test -c -fuzz . -o $$bin $$dir; \
 	  for name in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | cut -c6- | sort); do \
 	    echo "fuzz $$dir $$name for $(FUZZTIME)"; \
-	    $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$dir; \
+	    (cd $$dir && $$bin -test.run '^$$' -test.fuzz "^$$name\$$" -test.fuzztime $(FUZZTIME) \
+	      -test.fuzzcachedir "$$cache/$$pkg" -test.paniconexit0 -test.timeout 10m); \
 	  done; \
 	done
 
@@ -95,29 +120,58 @@ bench:
 	$(GO) test -ldflags "$(LDFLAGS)" -run '^$$' -bench '$(BENCH)' -benchmem -benchtime '$(BENCHTIME)' \
 	  -timeout $(BENCH_TIMEOUT) $(PKG)
 
-lint: proto-check
+lint: proto-check $(STATICCHECK)
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
+	$(STATICCHECK) ./...
 
 fmt:
 	gofmt -w .
 
-proto-tools:
+$(STATICCHECK):
 	@mkdir -p $(TOOLS)
-	$(GO) build -o $(TOOLS)/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
-	GOBIN=$(abspath $(TOOLS)) $(GO) install $(PROTOC_GEN_GO_GRPC)
-	GOBIN=$(abspath $(TOOLS)) $(GO) install $(BUF)
+	GOBIN=$(abspath $(TOOLS)/.build) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(TOOLS)/.build/staticcheck $@
+
+$(PROTOC_GEN_GO):
+	@mkdir -p $(TOOLS)
+	$(GO) build -o $@ google.golang.org/protobuf/cmd/protoc-gen-go
+
+$(PROTOC_GEN_GO_GRPC):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(abspath $(TOOLS)/.build) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	mv $(TOOLS)/.build/protoc-gen-go-grpc $@
+
+# protobuf-compiler is protoc, libprotobuf-dev the .proto files of the
+# well-known types (google/protobuf/*.proto) it reads from /usr/include.
+protoc:
+	@if ! command -v protoc >/dev/null 2>&1 || [ ! -f /usr/include/google/protobuf/any.proto ]; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	    $$sudo apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends protobuf-compiler libprotobuf-dev; \
+	  else \
+	    echo "protoc is missing and there is no apt-get: install protoc and the well-known types"; exit 1; \
+	  fi; \
+	fi
+
+proto-tools: protoc $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
+
+# protoc into the directory $(1): the Go code of every .proto under proto/.
+protoc_gen = protoc -I proto \
+	  --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --go_out=$(1) --go_opt=module=$(PROTO_MODULE) \
+	  --plugin=protoc-gen-go-grpc=$(PROTOC_GEN_GO_GRPC) --go-grpc_out=$(1) --go-grpc_opt=module=$(PROTO_MODULE) \
+	  $$(find proto -name '*.proto' | sort)
 
 # Generates the externalgrpc Go code from proto/ (checked in).
 proto: proto-tools
-	$(TOOLS)/buf generate
+	$(call protoc_gen,.)
 
 # Fails when the checked-in generated code differs from what proto/ gives.
 proto-check: proto-tools
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	$(TOOLS)/buf generate -o $$tmp && \
+	$(call protoc_gen,$$tmp) && \
 	diff -r $$tmp/$(PROTO_OUT) $(PROTO_OUT) || \
 	  { echo "generated code in $(PROTO_OUT) is stale: run make proto"; exit 1; }
 

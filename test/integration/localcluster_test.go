@@ -32,6 +32,7 @@ func testNode(name string) *corev1.Node {
 func isReady(n *corev1.Node) bool { return core.IsNodeReady(n) }
 
 func TestLocalClusterRunsNodesAndPods(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	deleteNodesOnCleanup(t, "lc-")
 	ns := newNamespace(t)
@@ -111,6 +112,7 @@ func TestLocalClusterRunsNodesAndPods(t *testing.T) {
 }
 
 func TestLocalClusterKubeconfigWorks(t *testing.T) {
+	t.Parallel()
 	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.KubeconfigPath)
 	if err != nil {
 		t.Fatalf("load kubeconfig %s: %v", cluster.KubeconfigPath, err)

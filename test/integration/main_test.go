@@ -2,7 +2,9 @@
 // Kubernetes control plane started once for the whole package
 // (localcluster). Tests run one after another: node groups and nodes are
 // cluster-wide, so each test names its own groups and removes its nodes and
-// namespace when it ends.
+// namespace when it ends. A test that starts no tidal and keeps to its own
+// namespace and nodes calls t.Parallel() (see docs/testing.md); Go runs
+// those together after the others.
 package integration
 
 import (

@@ -42,6 +42,7 @@ const cpuMetric = `metrics: [{type: Resource, resource: {name: cpu, target: {typ
 `
 
 func TestCRDRefusesWhatTheHPARefuses(t *testing.T) {
+	t.Parallel()
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -86,6 +87,7 @@ func TestCRDRefusesWhatTheHPARefuses(t *testing.T) {
 // annotation of a HorizontalPodAutoscaler answers the same way
 // (TestParseWatermarksRefusesWhatTheCRDRefuses).
 func TestCRDBoundsWatermarks(t *testing.T) {
+	t.Parallel()
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -177,6 +179,7 @@ func hasCause(got []metav1.StatusCause, want metav1.StatusCause) bool {
 // The API server defaults a PodAutoscaler's minReplicas to 1, as it does a
 // HorizontalPodAutoscaler's, so a spec reads back the same as either.
 func TestCRDDefaultsMinReplicasLikeTheHPA(t *testing.T) {
+	t.Parallel()
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -201,6 +204,7 @@ func TestCRDDefaultsMinReplicasLikeTheHPA(t *testing.T) {
 // kubectl finds PodAutoscalers by the short name tpa, and no other resource
 // the cluster serves claims it (pa is Knative Serving's PodAutoscaler).
 func TestCRDShortName(t *testing.T) {
+	t.Parallel()
 	hpaInstallCRD(t)
 	_, lists, err := cluster.Client.Discovery().ServerGroupsAndResources()
 	if err != nil {

@@ -358,6 +358,7 @@ func startPrometheus(t *testing.T, target string) string {
 
 // The pod loop's flags fail with a message naming the flag and the value.
 func TestHPAFlagValidation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		arg, want string
 	}{
@@ -389,6 +390,7 @@ func TestHPAFlagValidation(t *testing.T) {
 // The CRD's OpenAPI schema and rules reject malformed PodAutoscalers at the
 // API server.
 func TestHPACRDValidation(t *testing.T) {
+	t.Parallel()
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	for _, tc := range []struct {

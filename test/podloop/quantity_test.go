@@ -60,6 +60,7 @@ func quantityFields() []quantityField {
 // quantities, the watermarks' rules parsed "1e-2000000000" for hours (this
 // test then runs into its -timeout) and the metric targets accepted it.
 func TestCRDRefusesUnboundedQuantities(t *testing.T) {
+	t.Parallel()
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -86,6 +87,7 @@ func TestCRDRefusesUnboundedQuantities(t *testing.T) {
 
 // The status's quantities are bounded too (only tidal writes them).
 func TestCRDRefusesUnboundedStatusQuantities(t *testing.T) {
+	t.Parallel()
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)

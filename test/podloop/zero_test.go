@@ -26,6 +26,7 @@ const queueMetric = `metrics: [{type: External, external: {metric: {name: queue}
 
 // The CRD's rules for scale to zero and schedules.
 func TestCRDScaleToZeroAndSchedules(t *testing.T) {
+	t.Parallel()
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)

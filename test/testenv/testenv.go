@@ -1,10 +1,16 @@
 // Package testenv is what tidal's integration test packages share: one local
 // cluster per test binary (Main), polling, namespaces and node clean-up, and
 // tidal itself run in the test process with parsed flags.
+//
+// Every helper here is safe in a parallel test (t.Parallel()): namespaces
+// get random names, node clean-up goes by the prefixes a test names, tidal
+// gets a free address. What makes a test unfit to run beside others is
+// tidal itself, which reads every pod and node of the cluster.
 package testenv
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -38,7 +44,23 @@ func Main(m *testing.M, set func(*localcluster.Cluster)) {
 
 // MainWith is Main with a cluster started with opts; after runs once the
 // cluster has stopped.
+//
+// Under -short (make test-fast) no cluster starts and no test of the
+// package runs: every test of a package with this main needs the cluster.
+// Under -test.list the tests are listed without a cluster.
 func MainWith(m *testing.M, opts localcluster.Options, set func(*localcluster.Cluster), after ...func()) {
+	flag.Parse()
+	if testing.Short() {
+		// m.Run with no test selected, not a bare exit: go test caches
+		// the result, so a second test-fast does not link this binary.
+		fmt.Println("skipped under -short: the tests of this package run against a local control plane (run them without -short)")
+		_ = flag.Set("test.run", "^$")
+	}
+	if testing.Short() || listing() {
+		code := m.Run()
+		runAfter(after)
+		os.Exit(code)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	start := time.Now()
 	c, err := localcluster.Start(ctx, opts)
@@ -51,10 +73,21 @@ func MainWith(m *testing.M, opts localcluster.Options, set func(*localcluster.Cl
 	code := m.Run()
 	cancel()
 	c.Stop()
+	runAfter(after)
+	os.Exit(code)
+}
+
+func runAfter(after []func()) {
 	for _, f := range after {
 		f()
 	}
-	os.Exit(code)
+}
+
+// listing tells whether the test binary only lists its tests (go test
+// -list), which needs no cluster.
+func listing() bool {
+	f := flag.Lookup("test.list")
+	return f != nil && f.Value.String() != ""
 }
 
 // Poll waits until cond holds, failing the test with msg after timeout.
