@@ -17,6 +17,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
 // removal is a node being removed.
@@ -55,7 +56,7 @@ type actuatorDeps struct {
 	// their evicted pods are gone; podsSynced tells whether it has synced.
 	pods       corelisters.PodLister
 	podsSynced func() bool
-	events     *eventDeduper
+	events     *telemetry.Events
 	status     *statusWriter
 	clock      clock.Clock
 	opts       config.ScaleDownOptions
@@ -130,18 +131,18 @@ func (a *actuator) remove(ctx context.Context, r removal) {
 	if err != nil {
 		logger.Error(err, "Scale-down of node failed; it stays, schedulable again")
 		a.metrics.FailedScaleDowns.WithLabelValues(r.group.Id()).Inc()
-		a.events.onNode(r.node, corev1.EventTypeWarning, "ScaleDownFailed", "failed to remove node: %v", err)
+		a.events.OnNode(r.node, corev1.EventTypeWarning, "ScaleDownFailed", "failed to remove node: %v", err)
 		return
 	}
 	logger.Info("Node removed", "kind", r.kind, "evicted", len(r.pods), "took", a.clock.Since(start).Round(time.Millisecond))
-	a.metrics.scaledDown(r.group.Id(), r.kind)
-	a.metrics.activity("scaleDown", a.clock.Now())
-	a.events.onNode(r.node, corev1.EventTypeNormal, "ScaleDown", "node removed by tidal (%s)", r.kind)
+	a.metrics.ScaledDown(r.group.Id(), r.kind)
+	a.metrics.Activity("scaleDown", a.clock.Now())
+	a.events.OnNode(r.node, corev1.EventTypeNormal, "ScaleDown", "node removed by tidal (%s)", r.kind)
 	reason := "ScaleDown"
 	if r.empty() {
 		reason = "ScaleDownEmpty"
 	}
-	a.events.onStatus(a.status, corev1.EventTypeNormal, reason, "removed %s node %s of node group %s", r.kind, r.node.Name, r.group.Id())
+	a.events.OnStatus(a.status, corev1.EventTypeNormal, reason, "removed %s node %s of node group %s", r.kind, r.node.Name, r.group.Id())
 }
 
 // removeSteps taints, drains and deletes; on failure it untaints. A taint

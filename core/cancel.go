@@ -30,14 +30,14 @@ func (l *NodeLoop) cancel(ctx context.Context, o *observation, c clusterstate.Ca
 	if strings.Contains(c.Reason, "ProvisionTimeout") {
 		reason = "timeout"
 	}
-	l.cfg.Metrics.failedScaleUp(c.Group, reason)
+	l.cfg.Metrics.FailedScaleUp(c.Group, reason)
 	logger.Info("Cancelling requested nodes that will not come", append([]any{"nodeGroup", c.Group, "count", len(c.Instances),
 		"reason", c.Reason}, l.sinceReported(c)...)...)
 	eventReason := "FailedToScaleUpGroup"
 	if reason == "timeout" {
 		eventReason = "ScaleUpTimedOut"
 	}
-	l.events.onStatus(l.publisher.status, corev1.EventTypeWarning, eventReason, "node group %s: %d requested node(s) cancelled: %s", c.Group, len(c.Instances), c.Reason)
+	l.events.OnStatus(l.publisher.status, corev1.EventTypeWarning, eventReason, "node group %s: %d requested node(s) cancelled: %s", c.Group, len(c.Instances), c.Reason)
 	// The pods that waited for the nodes hear it too; the decision that
 	// follows in this iteration tells them which group is used instead.
 	l.tellFailed(l.waiters.waitingFor(c.Group, o.pending), c.Group, c.Reason)
@@ -94,7 +94,7 @@ func (l *NodeLoop) deleteLate(ctx context.Context, g *groupObservation, c cluste
 		l.decreaseTarget(ctx, g, unregistered)
 		return
 	}
-	l.cfg.Metrics.ca.oldUnregistered.Add(float64(unregistered))
+	l.cfg.Metrics.CA.OldUnregistered.Add(float64(unregistered))
 }
 
 func (l *NodeLoop) decreaseTarget(ctx context.Context, g *groupObservation, n int) {

@@ -117,8 +117,8 @@ func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time,
 		err := a.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
 		switch {
 		case err == nil:
-			a.metrics.evicted("succeeded")
-			a.events.onPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
+			a.metrics.Evicted("succeeded")
+			a.events.OnPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
 			return a.clock.Now(), nil
 		case apierrors.IsNotFound(err):
 			// Gone already: the wait that follows confirms it.
@@ -129,9 +129,9 @@ func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time,
 			// pod is still there, and it is tried again like any error.
 			return a.clock.Now(), nil
 		}
-		a.metrics.evicted("retried")
+		a.metrics.Evicted("retried")
 		if !retry || !a.clock.Now().Before(deadline) {
-			a.metrics.evicted("failed")
+			a.metrics.Evicted("failed")
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		select {

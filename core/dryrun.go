@@ -71,12 +71,12 @@ func (l *NodeLoop) dryRunScaleUp(ctx context.Context, up scaleup.ScaleUp) scaleu
 	}
 	klog.FromContext(ctx).Info("Dry run: would scale up", "nodeGroup", up.Group, "from", up.From, "to", up.To,
 		"pods", len(up.Pods), "expander", up.Decision.Steps, "options", up.Estimates)
-	l.cfg.Metrics.dryRunDecision(dryRunScaleUp, up.Group, delta)
-	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup",
+	l.cfg.Metrics.DryRunDecision(dryRunScaleUp, up.Group, delta)
+	l.events.OnStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup",
 		"would scale up node group %s: size %d -> %d (max: %d)", up.Group, up.From, up.To, up.Max)
 	msg := fmt.Sprintf("pod would trigger scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
 	for _, p := range up.Pods {
-		l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
+		l.events.OnPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
 	}
 	return scaleup.Result{Group: up.Group}
 }
@@ -89,9 +89,9 @@ func (l *NodeLoop) dryRunRemoval(ctx context.Context, r scaledown.Removal, node 
 	}
 	klog.FromContext(ctx).Info("Dry run: would remove node", "node", r.Node, "nodeGroup", r.Group, "kind", r.Kind,
 		"evictions", len(r.Evict))
-	l.cfg.Metrics.dryRunDecision(dryRunScaleDown, r.Group, 1)
+	l.cfg.Metrics.DryRunDecision(dryRunScaleDown, r.Group, 1)
 	if node != nil {
-		l.events.onNode(node, corev1.EventTypeNormal, "ScaleDown", "node would be removed by tidal (%s), evicting %d pod(s)",
+		l.events.OnNode(node, corev1.EventTypeNormal, "ScaleDown", "node would be removed by tidal (%s), evicting %d pod(s)",
 			r.Kind, len(r.Evict))
 	}
 }
@@ -103,7 +103,7 @@ func (l *NodeLoop) dryRunCancelled(ctx context.Context, group string, count int,
 		return
 	}
 	klog.FromContext(ctx).Info("Dry run: would cancel requested nodes", "nodeGroup", group, "count", count, "reason", reason)
-	l.cfg.Metrics.dryRunDecision(dryRunCancel, group, count)
+	l.cfg.Metrics.DryRunDecision(dryRunCancel, group, count)
 }
 
 // dryRunTargets sets the would-be target size of every group: the cloud's

@@ -12,7 +12,7 @@ import (
 // requests that will never be fulfilled, and judges the cluster's health.
 func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation) clusterstate.Health {
 	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.observe("updateClusterState", l.clock.Since(start)) }()
+	defer func() { l.cfg.Metrics.Observe("updateClusterState", l.clock.Since(start)) }()
 	byProviderID := map[string]*corev1.Node{}
 	var all []clusterstate.NodeObservation
 	for _, n := range o.nodes {

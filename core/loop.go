@@ -28,6 +28,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 	"github.com/tidal-autoscaler/tidal/simulator/factorylisters"
@@ -62,7 +63,7 @@ type NodeLoop struct {
 	checker *simulator.Checker
 	keys    *simulator.EquivalenceKeys
 	state   *clusterstate.Tracker
-	events  *eventDeduper
+	events  *telemetry.Events
 	prio    *priorityConfig
 	rival   *rivalWatch
 	sched   *schedules
@@ -397,11 +398,11 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	start := l.clock.Now()
 	defer func() {
 		if err != nil {
-			l.cfg.Metrics.loopError(errorType(err))
+			l.cfg.Metrics.LoopError(errorType(err))
 		}
-		l.cfg.Metrics.observe("main", l.clock.Since(start))
+		l.cfg.Metrics.Observe("main", l.clock.Since(start))
 		l.lastActivity.Store(l.clock.Now().UnixNano())
-		l.cfg.Metrics.activity("main", l.clock.Now())
+		l.cfg.Metrics.Activity("main", l.clock.Now())
 	}()
 	// A running Cluster Autoscaler acts on the same nodes: stand aside,
 	// unless in shadow mode, which acts on nothing.
@@ -435,7 +436,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 			l.dryRunTargets(obs)
 		}
 		l.publisher.publish(ctx, report)
-		l.events.sendEarlyStatusEvents(l.publisher.status)
+		l.events.SendEarlyStatusEvents(l.publisher.status)
 		if l.opts.KeepDecisions {
 			l.decisions.Store(decisionsOf(report))
 		}

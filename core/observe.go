@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
@@ -35,7 +36,7 @@ type observer struct {
 	// ahead are the pod loop's expectations (provision-ahead); events warn
 	// workloads whose headroom annotation is malformed.
 	ahead  *expectations
-	events *eventDeduper
+	events *telemetry.Events
 	// templates is what is kept of each group's template between
 	// iterations.
 	templates map[string]groupTemplateState
@@ -188,6 +189,6 @@ func (o *observation) ready(name string) bool { return o.observed[name].Ready }
 func (ob *observer) timed(function string, f func() error) error {
 	start := ob.clock.Now()
 	err := f()
-	ob.metrics.observe(function, ob.clock.Since(start))
+	ob.metrics.Observe(function, ob.clock.Since(start))
 	return err
 }

@@ -36,21 +36,21 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 		return nil
 	}
 	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.observe("scaleDown", l.clock.Since(start)) }()
+	defer func() { l.cfg.Metrics.Observe("scaleDown", l.clock.Since(start)) }()
 	sd := &scaleDownReport{}
 	report.scaleDown = sd
 	plan, err := l.planScaleDown(ctx, o, report, sd)
 	if err != nil {
 		return err
 	}
-	l.cfg.Metrics.observe("scaleDown:plan", l.clock.Since(start))
+	l.cfg.Metrics.Observe("scaleDown:plan", l.clock.Since(start))
 	if l.opts.ScaleInView {
 		l.publishScaleIn(o, plan, sd.candidates)
 	}
 	nodes := nodesByName(o.nodes)
 	l.mem.unneeded = scaledown.Track(l.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
-	l.cfg.Metrics.ca.unneededNodesCount.Set(float64(len(plan.Unneeded)))
+	l.cfg.Metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
 	if !l.opts.DryRun {
 		l.softTaint(ctx, plan, nodes)
 	}
@@ -61,7 +61,7 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 		cooling = 1
 	}
 	l.cfg.Metrics.ScaleDownInCooldown.Set(cooling)
-	l.cfg.Metrics.ca.scaleDownInCooldown.Set(cooling)
+	l.cfg.Metrics.CA.ScaleDownInCooldown.Set(cooling)
 	for _, r := range decision.Start {
 		if l.opts.DryRun {
 			l.dryRunRemoval(ctx, r, nodes[r.Node])

@@ -48,8 +48,8 @@ func (l *NodeLoop) refused(ctx context.Context, up scaleup.ScaleUp, err error) s
 	klog.FromContext(ctx).Error(err, "Scale-up failed", "nodeGroup", up.Group)
 	l.state.BackOff(up.Group, l.clock.Now(), &cloudprovider.InstanceErrorInfo{
 		ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: err.Error()})
-	l.cfg.Metrics.failedScaleUp(up.Group, "cloudProviderError")
-	l.events.onStatus(l.publisher.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v",
+	l.cfg.Metrics.FailedScaleUp(up.Group, "cloudProviderError")
+	l.events.OnStatus(l.publisher.status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v",
 		up.Group, up.To-up.From, err)
 	l.tellFailed(up.Pods, up.Group, err.Error())
 	if why := l.state.Group(up.Group).BackoffReason; why != "" {
@@ -64,13 +64,13 @@ func (l *NodeLoop) grown(up scaleup.ScaleUp, note string) {
 	delta := up.To - up.From
 	l.mem.lastScaleUp = l.clock.Now()
 	l.state.RecordScaleUp(up.Group, l.clock.Now(), delta)
-	l.cfg.Metrics.scaledUp(up.Group, delta)
-	l.cfg.Metrics.activity("scaleUp", l.clock.Now())
-	l.events.onStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
+	l.cfg.Metrics.ScaledUp(up.Group, delta)
+	l.cfg.Metrics.Activity("scaleUp", l.clock.Now())
+	l.events.OnStatus(l.publisher.status, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d (max: %d)%s",
 		up.Group, up.From, up.To, up.Max, note)
 	msg := fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", up.Group, up.From, up.To, up.Max)
 	for _, p := range up.Pods {
-		l.events.onPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
+		l.events.OnPod(p, corev1.EventTypeNormal, "TriggeredScaleUp", "%s", msg)
 	}
 	l.tellSources(up.Pods, corev1.EventTypeNormal, "TriggeredScaleUp",
 		fmt.Sprintf("node group %s %d->%d (max: %d)", up.Group, up.From, up.To, up.Max))
@@ -80,7 +80,7 @@ func (l *NodeLoop) grown(up scaleup.ScaleUp, note string) {
 // failed, and why, in a FailedScaleUp warning.
 func (l *NodeLoop) tellFailed(pods []*corev1.Pod, group, why string) {
 	for _, p := range pods {
-		l.events.onPod(p, corev1.EventTypeWarning, "FailedScaleUp", "pod triggered a scale-up of %s that failed: %s", group, why)
+		l.events.OnPod(p, corev1.EventTypeWarning, "FailedScaleUp", "pod triggered a scale-up of %s that failed: %s", group, why)
 	}
 	l.tellSources(pods, corev1.EventTypeWarning, "FailedScaleUp", fmt.Sprintf("a scale-up of node group %s failed: %s", group, why))
 }
@@ -120,7 +120,7 @@ func (l *NodeLoop) explainNoScaleUp(plan *scaleup.Plan) {
 	for _, n := range plan.NoScaleUp {
 		msg := "pod didn't trigger scale-up: " + formatReasons(n.Reasons)
 		for _, p := range n.Pods {
-			l.events.onPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
+			l.events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
 		}
 		l.tellSources(n.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
 	}
@@ -151,7 +151,7 @@ func (l *NodeLoop) tellSources(pods []*corev1.Pod, eventType, reason, msg string
 		counts[ref]++
 	}
 	for _, ref := range order {
-		l.events.onRef(ref, eventType, reason, "%d %s: %s", counts[ref], what[ref], msg)
+		l.events.OnRef(ref, eventType, reason, "%d %s: %s", counts[ref], what[ref], msg)
 	}
 }
 

@@ -75,7 +75,7 @@ func (l *NodeLoop) readSchedules(ctx context.Context, o *observation, report *it
 	s.bounds, s.next = s.config.At(o.now)
 	report.schedules = &scheduleReport{bounds: s.bounds, problems: l.reportScheduleProblems(ctx, cm)}
 	for _, g := range o.groups {
-		l.cfg.Metrics.scheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
+		l.cfg.Metrics.ScheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
 	}
 }
 
@@ -111,7 +111,7 @@ func (l *NodeLoop) reportScheduleProblems(ctx context.Context, cm *corev1.Config
 			klog.FromContext(ctx).Info("Malformed item in the schedules ConfigMap is ignored", "configMap", nodeschedule.ConfigMapName,
 				"key", p.Key, "item", p.Item, "err", p.Err)
 		}
-		l.events.onConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
+		l.events.OnConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
 	}
 	s.logged = problems
 	// The status stays small; the events and the log name them all.
@@ -147,13 +147,13 @@ func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report 
 		l.raise(ctx, o, report, r, why, "")
 	}
 	rates := nodeschedule.Rates(nodeUsages(o))
-	l.cfg.Metrics.sched.allocationRate.Reset()
+	l.cfg.Metrics.ResetAllocationRates()
 	for k, v := range rates {
 		scope := k.Scope
 		if scope == "" {
 			scope = nodeschedule.ScopeCluster
 		}
-		l.cfg.Metrics.allocationRate(scope, k.Resource, v)
+		l.cfg.Metrics.AllocationRate(scope, k.Resource, v)
 	}
 	d := nodeschedule.Decide(s.config.Triggers, rates, l.scheduleGroups(o), s.triggers, o.now)
 	previous := s.triggers
@@ -209,7 +209,7 @@ func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationR
 	report.scaledUp = true
 	l.grown(up, " for the "+why)
 	if trigger != "" {
-		l.cfg.Metrics.allocationTriggered(trigger, r.Group)
+		l.cfg.Metrics.AllocationTriggered(trigger, r.Group)
 	}
 	return true
 }

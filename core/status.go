@@ -161,8 +161,8 @@ func newStatusWriter(client kubernetes.Interface, opts Options, c clock.Clock) *
 		caLayout: opts.StatusLayout == config.StatusLayoutClusterAutoscaler}
 }
 
-// object is the ConfigMap as last read or written, for events.
-func (w *statusWriter) object() *corev1.ConfigMap {
+// Object is the ConfigMap as last read or written, for events.
+func (w *statusWriter) Object() *corev1.ConfigMap {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cm
@@ -209,7 +209,7 @@ func (w *statusWriter) write(ctx context.Context, s Status) error {
 // makes the next try read it again.
 func (w *statusWriter) store(ctx context.Context, status string, now time.Time) error {
 	cms := w.client.CoreV1().ConfigMaps(w.ns)
-	cm := w.object()
+	cm := w.Object()
 	if cm == nil {
 		got, err := cms.Get(ctx, w.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
