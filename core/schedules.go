@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
@@ -187,31 +188,16 @@ func (l *NodeLoop) scheduleGroups(o *observation) []nodeschedule.Group {
 	return out
 }
 
-// raise asks the cloud to grow a group as r says, why being the reason
-// for the log and the event; trigger names the allocation trigger, if
-// that is why. In shadow mode it is recorded as a dry-run scale-up. It
-// reports false when the cloud refused.
+// raise has the actuator grow a group as r says, why being the reason for
+// the log and the event; trigger names the allocation trigger, if that is
+// why. It reports false when the cloud refused.
 func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationReport, r nodeschedule.Raise, why, trigger string) bool {
 	g := o.group(r.Group)
 	_, maxSize := l.effectiveSize(g)
 	up := scaleup.ScaleUp{Group: r.Group, From: r.From, To: r.To, Max: maxSize}
-	if l.opts.DryRun {
-		l.dryRunScaleUp(ctx, up)
-		return true
-	}
-	klog.FromContext(ctx).Info("Scaling up without pending pods", "nodeGroup", r.Group, "from", r.From, "to", r.To, "reason", why)
-	if err := g.group.IncreaseSize(r.To - r.From); err != nil {
-		l.refused(ctx, up, err)
-		report.failedGroups = append(report.failedGroups, r.Group)
-		return false
-	}
-	g.target = r.To
-	report.scaledUp = true
-	l.grown(up, " for the "+why)
-	if trigger != "" {
-		l.cfg.Metrics.AllocationTriggered(trigger, r.Group)
-	}
-	return true
+	res := l.actuator.Grow(ctx, act.Growth{Group: g.group, Up: up, Why: why, Trigger: trigger})
+	l.apply(o, report, res)
+	return res.Refused == nil
 }
 
 // describeBounds says what active entries set, for the status ("" when

@@ -19,6 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 )
@@ -80,6 +81,7 @@ func scheduleLoop(t *testing.T, g *fakeGroup, data map[string]string) (*NodeLoop
 		cfg:       Config{Metrics: NewMetrics(prometheus.NewRegistry(), false)},
 		sched:     &schedules{source: newConfigMapSource(client, "kube-system")},
 		publisher: &publisher{status: newStatusWriter(client, Options{}, clock)}}
+	l.actuator = act.NewLive(act.Deps{Events: l.events, Status: l.publisher.status, Clock: clock, Metrics: l.cfg.Metrics})
 	live := newLiveSnapshot()
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi"),
 		corev1.ResourcePods: resource.MustParse("10")}
@@ -158,16 +160,17 @@ func TestDryRunRaiseIsRecordedNotDone(t *testing.T) {
 	g := &fakeGroup{id: "g", max: 10}
 	l, o := scheduleLoop(t, g, map[string]string{
 		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`})
-	l.opts.DryRun, l.dry = true, newDryRun()
+	dry := act.NewDryRun(act.Deps{Events: l.events, Status: l.publisher.status, Clock: l.clock, Metrics: l.cfg.Metrics})
+	l.actuator = dry
 	for range 2 {
-		l.dry.begin()
+		dry.Begin(context.Background())
 		l.enforceSchedules(context.Background(), o, &iterationReport{})
-		l.dry.end(true)
+		dry.End(true, nil)
 	}
 	if len(g.deltas) != 0 || o.groups[0].target != 1 {
 		t.Errorf("the cloud was asked for %v in dry run", g.deltas)
 	}
-	if got := l.dry.standingKeys(); !slices.Equal(got, []string{"scale_up/g/1->3"}) {
+	if got := dry.Standing(); !slices.Equal(got, []string{"scale_up/g/1->3"}) {
 		t.Errorf("standing dry-run decisions %v", got)
 	}
 	if v := testutil.ToFloat64(l.cfg.Metrics.DryRunDecisions.WithLabelValues("scale_up", "g")); v != 1 {
