@@ -16,8 +16,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
-
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 const (
@@ -158,7 +156,7 @@ type statusWriter struct {
 
 func newStatusWriter(client kubernetes.Interface, opts Options, c clock.Clock) *statusWriter {
 	return &statusWriter{client: client, enabled: opts.WriteStatusConfigMap, ns: opts.Namespace, name: opts.StatusConfigMapName, clock: c,
-		caLayout: opts.StatusLayout == config.StatusLayoutClusterAutoscaler}
+		caLayout: opts.ClusterAutoscalerStatusLayout}
 }
 
 // Object is the ConfigMap as last read or written, for events.

@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app/nodeopts"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
@@ -212,7 +213,7 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 
 	loop, err := core.NewNodeLoop(ctx, core.Config{
 		Cloud: cloud, Client: client, Factory: factory, Recorder: recorder, Metrics: env.nodeMetrics,
-		Options: core.OptionsFromConfig(opts),
+		Options: nodeopts.FromConfig(opts),
 	})
 	if err != nil {
 		return err
