@@ -105,7 +105,7 @@ func errorType(err error) string {
 
 func (ob *observer) observe(ctx context.Context) (*observation, error) {
 	o := &observation{now: ob.clock.Now(), groupOfNode: map[string]string{}, observed: map[string]clusterstate.NodeObservation{}}
-	if err := ob.timed("cloudProviderRefresh", ob.cloud.Refresh); err != nil {
+	if err := ob.timed("cloudProviderRefresh", func() error { return ob.cloud.Refresh(ctx) }); err != nil {
 		return nil, fmt.Errorf("%w: refresh: %v", errCloud, err)
 	}
 	var err error

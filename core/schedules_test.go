@@ -57,12 +57,19 @@ type fakeGroup struct {
 	min, max int
 	fail     error
 	deltas   []int
+	// hang, when set, holds IncreaseSize until it is closed, whatever its
+	// context says: a cloud that never answers.
+	hang <-chan struct{}
 }
 
 func (g *fakeGroup) Id() string   { return g.id }
 func (g *fakeGroup) MinSize() int { return g.min }
 func (g *fakeGroup) MaxSize() int { return g.max }
-func (g *fakeGroup) IncreaseSize(delta int) error {
+func (g *fakeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	if g.hang != nil {
+		<-g.hang
+		return errors.New("answered after the hang")
+	}
 	if g.fail != nil {
 		return g.fail
 	}
@@ -175,5 +182,30 @@ func TestDryRunRaiseIsRecordedNotDone(t *testing.T) {
 	}
 	if v := testutil.ToFloat64(l.cfg.Metrics.DryRunDecisions.WithLabelValues("scale_up", "g")); v != 1 {
 		t.Errorf("dry-run scale-up decisions %v, want 1 (once while it stands)", v)
+	}
+}
+
+// A cloud call that never returns ends at the iteration's deadline and
+// counts as the cloud refusing: the group is backed off and named among
+// the iteration's failed groups, and its target is unchanged.
+func TestHungIncreaseSizeEndsAtTheDeadlineAsAFailure(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	g := &fakeGroup{id: "g", max: 10, hang: hang}
+	l, o := scheduleLoop(t, g, map[string]string{
+		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	report := &iterationReport{}
+	l.enforceSchedules(ctx, o, report)
+	if ctx.Err() == nil {
+		t.Fatal("enforceSchedules returned before the deadline, though the cloud never answered")
+	}
+	if !slices.Equal(report.failedGroups, []string{"g"}) || !l.state.Group("g").BackedOff || o.groups[0].target != 1 || report.scaledUp {
+		t.Fatalf("after a hung IncreaseSize: failed groups %v, backed off %v, target %d, scaled up %v; want g failed and backed off, target 1",
+			report.failedGroups, l.state.Group("g").BackedOff, o.groups[0].target, report.scaledUp)
+	}
+	if v := testutil.ToFloat64(l.cfg.Metrics.FailedScaleUps.WithLabelValues("g", "cloudProviderError")); v != 1 {
+		t.Errorf("failed scale-ups %v, want 1", v)
 	}
 }

@@ -40,11 +40,13 @@ func (g *writeGroup) note(w string) error {
 	g.writes = append(g.writes, w)
 	return nil
 }
-func (g *writeGroup) IncreaseSize(int) error                   { return g.note("IncreaseSize") }
-func (g *writeGroup) DecreaseTargetSize(int) error             { return g.note("DecreaseTargetSize") }
-func (g *writeGroup) DeleteNodes([]*corev1.Node) error         { return g.note("DeleteNodes") }
-func (g *writeGroup) TargetSize() (int, error)                 { return 1, g.note("TargetSize") }
-func (g *writeGroup) Nodes() ([]cloudprovider.Instance, error) { return nil, g.note("Nodes") }
+func (g *writeGroup) IncreaseSize(context.Context, int) error { return g.note("IncreaseSize") }
+func (g *writeGroup) DecreaseTargetSize(context.Context, int) error {
+	return g.note("DecreaseTargetSize")
+}
+func (g *writeGroup) DeleteNodes(context.Context, []*corev1.Node) error { return g.note("DeleteNodes") }
+func (g *writeGroup) TargetSize() (int, error)                          { return 1, g.note("TargetSize") }
+func (g *writeGroup) Nodes() ([]cloudprovider.Instance, error)          { return nil, g.note("Nodes") }
 
 func testDeps(t *testing.T, client *fake.Clientset) Deps {
 	t.Helper()

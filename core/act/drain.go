@@ -56,7 +56,7 @@ func (a *Live) drainAndDelete(ctx context.Context, r Removal) error {
 		}
 	}
 	a.evictDaemonSetPods(ctx, r)
-	if err := r.Group.DeleteNodes([]*corev1.Node{r.Node}); err != nil {
+	if err := r.Group.DeleteNodes(ctx, []*corev1.Node{r.Node}); err != nil {
 		return fmt.Errorf("cloud provider: %w", err)
 	}
 	return nil

@@ -65,7 +65,7 @@ func (a *Live) Grow(ctx context.Context, g Growth) Result {
 	} else {
 		logger.Info("Scaling up without pending pods", "nodeGroup", up.Group, "from", up.From, "to", up.To, "reason", g.Why)
 	}
-	if err := g.Group.IncreaseSize(delta); err != nil {
+	if err := bounded(ctx, "increase size", func(ctx context.Context) error { return g.Group.IncreaseSize(ctx, delta) }); err != nil {
 		logger.Error(err, "Scale-up failed", "nodeGroup", up.Group)
 		a.Metrics.FailedScaleUp(up.Group, "cloudProviderError")
 		a.Events.OnStatus(a.Status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v",
@@ -137,7 +137,7 @@ func (a *Live) deleteLate(ctx context.Context, c Cancel) {
 			unregistered++
 		}
 	}
-	if err := c.Group.DeleteNodes(nodes); err != nil {
+	if err := bounded(ctx, "delete nodes", func(ctx context.Context) error { return c.Group.DeleteNodes(ctx, nodes) }); err != nil {
 		klog.FromContext(ctx).Error(err, "Could not delete nodes that did not come in time", "nodeGroup", c.Cancel.Group)
 		a.decreaseTarget(ctx, c, unregistered)
 		return
@@ -149,7 +149,7 @@ func (a *Live) decreaseTarget(ctx context.Context, c Cancel, n int) {
 	if n <= 0 {
 		return
 	}
-	if err := c.Group.DecreaseTargetSize(-n); err != nil {
+	if err := bounded(ctx, "decrease target size", func(ctx context.Context) error { return c.Group.DecreaseTargetSize(ctx, -n) }); err != nil {
 		klog.FromContext(ctx).Error(err, "Could not cancel requested nodes", "nodeGroup", c.Cancel.Group, "count", n)
 	}
 }
