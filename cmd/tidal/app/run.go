@@ -173,9 +173,6 @@ type term struct {
 	factory  informers.SharedInformerFactory
 	recorder record.EventRecorder
 	nodeLoop *core.NodeLoop
-	// workloads resolves scale targets for provision-ahead; nil without
-	// the pod loop.
-	workloads *workloads
 }
 
 // runLoops builds informers, the cloud provider and the loops, and runs them
@@ -219,9 +216,6 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 		return err
 	}
 	t := &term{loopEnv: env, factory: factory, recorder: recorder, nodeLoop: loop}
-	if opts.HPA.Enabled {
-		t.workloads = newWorkloads(factory)
-	}
 	// Both loops are followed from now on: informers that never sync fail
 	// /healthz too.
 	env.health.track(nodeLoopName, loop.LastActivity)
