@@ -8,6 +8,7 @@
 package cloudprovider
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -38,7 +39,7 @@ type CloudProvider interface {
 	GPULabel() string
 	// Refresh is called at the start of every node-loop iteration, before
 	// any other call, so the provider can update cached state.
-	Refresh() error
+	Refresh(ctx context.Context) error
 	// Cleanup releases whatever the provider holds.
 	Cleanup() error
 }
@@ -70,19 +71,19 @@ type NodeGroup interface {
 	TargetSize() (int, error)
 	// IncreaseSize asks for delta more nodes. delta must be positive and the
 	// result must not exceed MaxSize.
-	IncreaseSize(delta int) error
+	IncreaseSize(ctx context.Context, delta int) error
 	// DecreaseTargetSize lowers the target by -delta (delta < 0) by
 	// cancelling requests not yet fulfilled; it never removes running nodes.
-	DecreaseTargetSize(delta int) error
+	DecreaseTargetSize(ctx context.Context, delta int) error
 	// DeleteNodes removes the given nodes and lowers the target size
 	// accordingly. It refuses to go below MinSize.
-	DeleteNodes(nodes []*corev1.Node) error
+	DeleteNodes(ctx context.Context, nodes []*corev1.Node) error
 	// Nodes lists the group's instances, including those not yet
 	// registered as Nodes, with their state and any error.
 	Nodes() ([]Instance, error)
 	// TemplateNodeInfo returns a node as it would look right after it
 	// started, with the pods that start with it. Used to scale from zero.
-	TemplateNodeInfo() (*NodeTemplate, error)
+	TemplateNodeInfo(ctx context.Context) (*NodeTemplate, error)
 	// GetOptions returns per-group overrides of the autoscaling options, or
 	// ErrNotImplemented when the group has none.
 	GetOptions(defaults NodeGroupAutoscalingOptions) (*NodeGroupAutoscalingOptions, error)

@@ -1,6 +1,7 @@
 package cloudprovider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -79,6 +80,10 @@ func (g *dryRunGroup) refuse(method string) error {
 	return fmt.Errorf("%s of node group %s: %w", method, g.Id(), ErrDryRun)
 }
 
-func (g *dryRunGroup) IncreaseSize(int) error           { return g.refuse("IncreaseSize") }
-func (g *dryRunGroup) DecreaseTargetSize(int) error     { return g.refuse("DecreaseTargetSize") }
-func (g *dryRunGroup) DeleteNodes([]*corev1.Node) error { return g.refuse("DeleteNodes") }
+func (g *dryRunGroup) IncreaseSize(context.Context, int) error { return g.refuse("IncreaseSize") }
+func (g *dryRunGroup) DecreaseTargetSize(context.Context, int) error {
+	return g.refuse("DecreaseTargetSize")
+}
+func (g *dryRunGroup) DeleteNodes(context.Context, []*corev1.Node) error {
+	return g.refuse("DeleteNodes")
+}

@@ -1,6 +1,7 @@
 package cloudprovider
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -13,11 +14,11 @@ type countingGroup struct {
 	calls int
 }
 
-func (g *countingGroup) Id() string                       { return g.id }
-func (g *countingGroup) TargetSize() (int, error)         { return 3, nil }
-func (g *countingGroup) IncreaseSize(int) error           { g.calls++; return nil }
-func (g *countingGroup) DecreaseTargetSize(int) error     { g.calls++; return nil }
-func (g *countingGroup) DeleteNodes([]*corev1.Node) error { g.calls++; return nil }
+func (g *countingGroup) Id() string                                        { return g.id }
+func (g *countingGroup) TargetSize() (int, error)                          { return 3, nil }
+func (g *countingGroup) IncreaseSize(context.Context, int) error           { g.calls++; return nil }
+func (g *countingGroup) DecreaseTargetSize(context.Context, int) error     { g.calls++; return nil }
+func (g *countingGroup) DeleteNodes(context.Context, []*corev1.Node) error { g.calls++; return nil }
 
 type oneGroupCloud struct {
 	CloudProvider
@@ -41,9 +42,9 @@ func TestDryRunRefusesEveryChangeAndPassesReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, call := range map[string]func() error{
-		"IncreaseSize":       func() error { return g.IncreaseSize(1) },
-		"DecreaseTargetSize": func() error { return g.DecreaseTargetSize(-1) },
-		"DeleteNodes":        func() error { return viaNode.DeleteNodes(nil) },
+		"IncreaseSize":       func() error { return g.IncreaseSize(context.Background(), 1) },
+		"DecreaseTargetSize": func() error { return g.DecreaseTargetSize(context.Background(), -1) },
+		"DeleteNodes":        func() error { return viaNode.DeleteNodes(context.Background(), nil) },
 	} {
 		if err := call(); !errors.Is(err, ErrDryRun) {
 			t.Errorf("%s: err %v, want ErrDryRun", name, err)

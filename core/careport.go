@@ -7,28 +7,29 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
 // setCAGauges sets Cluster Autoscaler's gauges from an iteration, but for
 // those set with tidal's own in setGauges.
 func (p *publisher) setCAGauges(r *iterationReport) {
-	m := p.metrics.ca
+	m := p.metrics.CA
 	o := r.observation
-	m.nodeGroupsCount.WithLabelValues(caGroupAutoscaled).Set(float64(len(o.groups)))
-	m.nodeGroupsCount.WithLabelValues(caGroupAutoprovisioned).Set(0) // tidal creates no node groups
-	m.unschedulablePodsCount.WithLabelValues(caUnschedulable).Set(float64(o.unschedulable))
-	m.unschedulablePodsCount.WithLabelValues(caSchedulerUnprocessed).Set(float64(o.unprocessed))
-	m.maxNodesCount.Set(float64(maxNodes(o.groups, p.opts.MaxNodesTotal)))
+	m.NodeGroupsCount.WithLabelValues(telemetry.CAGroupAutoscaled).Set(float64(len(o.groups)))
+	m.NodeGroupsCount.WithLabelValues(telemetry.CAGroupAutoprovisioned).Set(0) // tidal creates no node groups
+	m.UnschedulablePodsCount.WithLabelValues(telemetry.CAUnschedulable).Set(float64(o.unschedulable))
+	m.UnschedulablePodsCount.WithLabelValues(telemetry.CASchedulerUnprocessed).Set(float64(o.unprocessed))
+	m.MaxNodesCount.Set(float64(maxNodes(o.groups, p.opts.MaxNodesTotal)))
 	cores, memory := clusterCapacity(notBeingDeleted(o.nodes))
-	m.cpuCurrentCores.Set(float64(cores / 1000))
-	m.memoryCurrentBytes.Set(float64(memory))
-	m.cpuLimitsCores.WithLabelValues(caMinimum).Set(float64(p.opts.MinMilliCores / 1000))
-	m.cpuLimitsCores.WithLabelValues(caMaximum).Set(float64(p.opts.MaxMilliCores / 1000))
-	m.memoryLimitsBytes.WithLabelValues(caMinimum).Set(float64(p.opts.MinMemoryBytes))
-	m.memoryLimitsBytes.WithLabelValues(caMaximum).Set(float64(p.opts.MaxMemoryBytes))
-	m.pendingNodeDeletions.Set(float64(len(r.removing)))
-	if m.perNodeGroup != nil {
-		p.setCANodeGroupGauges(m.perNodeGroup, r)
+	m.CPUCurrentCores.Set(float64(cores / 1000))
+	m.MemoryCurrentBytes.Set(float64(memory))
+	m.CPULimitsCores.WithLabelValues(telemetry.CAMinimum).Set(float64(p.opts.MinMilliCores / 1000))
+	m.CPULimitsCores.WithLabelValues(telemetry.CAMaximum).Set(float64(p.opts.MaxMilliCores / 1000))
+	m.MemoryLimitsBytes.WithLabelValues(telemetry.CAMinimum).Set(float64(p.opts.MinMemoryBytes))
+	m.MemoryLimitsBytes.WithLabelValues(telemetry.CAMaximum).Set(float64(p.opts.MaxMemoryBytes))
+	m.PendingNodeDeletions.Set(float64(len(r.removing)))
+	if m.PerNodeGroup != nil {
+		p.setCANodeGroupGauges(m.PerNodeGroup, r)
 	}
 }
 
@@ -58,26 +59,26 @@ func notBeingDeleted(nodes []*corev1.Node) []*corev1.Node {
 // (as in CA: the target less the nodes still coming less the ready ones,
 // so nodes still booting do not count); its backoff
 // series carries the error code of the failure behind the backoff.
-func (p *publisher) setCANodeGroupGauges(m *caNodeGroupMetrics, r *iterationReport) {
+func (p *publisher) setCANodeGroupGauges(m *telemetry.CANodeGroupMetrics, r *iterationReport) {
 	for _, g := range r.observation.groups {
 		id := g.group.Id()
 		v := r.group(id)
-		m.minCount.WithLabelValues(id).Set(float64(g.group.MinSize()))
-		m.maxCount.WithLabelValues(id).Set(float64(g.group.MaxSize()))
-		m.targetCount.WithLabelValues(id).Set(float64(g.target))
+		m.MinCount.WithLabelValues(id).Set(float64(g.group.MinSize()))
+		m.MaxCount.WithLabelValues(id).Set(float64(g.group.MaxSize()))
+		m.TargetCount.WithLabelValues(id).Set(float64(g.target))
 		healthy := 1.0
 		if g.problem != "" || tooManyUnready(max(0, g.target-v.Upcoming-v.Ready), v.Registered, p.opts.ClusterState) {
 			healthy = 0
 		}
-		m.healthiness.WithLabelValues(id).Set(healthy)
-		m.backoffStatus.DeletePartialMatch(map[string]string{"node_group": id})
+		m.Healthiness.WithLabelValues(id).Set(healthy)
+		m.BackoffStatus.DeletePartialMatch(map[string]string{"node_group": id})
 		switch {
 		case v.BackedOff && v.LastFailure != nil:
-			m.backoffStatus.WithLabelValues(id, v.LastFailure.ErrorCode).Set(1)
+			m.BackoffStatus.WithLabelValues(id, v.LastFailure.ErrorCode).Set(1)
 		case v.BackedOff:
-			m.backoffStatus.WithLabelValues(id, "unknown").Set(1)
+			m.BackoffStatus.WithLabelValues(id, "unknown").Set(1)
 		default:
-			m.backoffStatus.WithLabelValues(id, "").Set(0)
+			m.BackoffStatus.WithLabelValues(id, "").Set(0)
 		}
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
-
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 // tidal's status in Cluster Autoscaler's layout, read back as a script
@@ -107,7 +105,7 @@ func TestStatusWriterWritesClusterAutoscalersLayout(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	client := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-autoscaler-status", Namespace: "kube-system"}})
 	w := newStatusWriter(client, Options{WriteStatusConfigMap: true, Namespace: "kube-system", StatusConfigMapName: "cluster-autoscaler-status",
-		StatusLayout: config.StatusLayoutClusterAutoscaler}, clock)
+		ClusterAutoscalerStatusLayout: true}, clock)
 	if err := w.write(ctx, Status{ClusterWide: ClusterWideStatus{Health: HealthStatus{Status: "Healthy"}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 	"github.com/tidal-autoscaler/tidal/expander"
 )
 
@@ -78,12 +79,12 @@ func (s *configMapSource) get(name string) *corev1.ConfigMap {
 // option and the next strategy of the chain decides.
 type priorityConfig struct {
 	source  *configMapSource
-	events  *eventDeduper
+	events  *telemetry.Events
 	version string
 	parsed  *expander.Priorities
 }
 
-func newPriorityConfig(s *configMapSource, e *eventDeduper) *priorityConfig {
+func newPriorityConfig(s *configMapSource, e *telemetry.Events) *priorityConfig {
 	return &priorityConfig{source: s, events: e}
 }
 
@@ -103,13 +104,13 @@ func (p *priorityConfig) current() *expander.Priorities {
 	p.version, p.parsed = version, nil
 	value, ok := cm.Data[expander.PriorityConfigMapKey]
 	if !ok {
-		p.events.onConfigMap(cm, corev1.EventTypeWarning, "PriorityConfigMapInvalid",
+		p.events.OnConfigMap(cm, corev1.EventTypeWarning, "PriorityConfigMapInvalid",
 			"ConfigMap %s/%s has no %q key; the priority expander is skipped", cm.Namespace, cm.Name, expander.PriorityConfigMapKey)
 		return nil
 	}
 	parsed, err := expander.ParsePriorities(value)
 	if err != nil {
-		p.events.onConfigMap(cm, corev1.EventTypeWarning, "PriorityConfigMapInvalid",
+		p.events.OnConfigMap(cm, corev1.EventTypeWarning, "PriorityConfigMapInvalid",
 			"ConfigMap %s/%s key %q: %v; the priority expander is skipped", cm.Namespace, cm.Name, expander.PriorityConfigMapKey, err)
 		return nil
 	}

@@ -59,11 +59,11 @@ func (ob *observer) pictureHeadroom(h headroomWorkload) []*corev1.Pod {
 	ref := &corev1.ObjectReference{APIVersion: "apps/v1", Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, UID: h.meta.UID}
 	n, err := scaleup.ParseHeadroom(h.meta.Annotations[HeadroomAnnotation])
 	if err != nil {
-		ob.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "%v", err)
+		ob.events.OnRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "%v", err)
 		return nil
 	}
 	if _, err := metav1.LabelSelectorAsSelector(h.selector); err != nil {
-		ob.events.onRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "no headroom kept: selector: %v", err)
+		ob.events.OnRef(ref, corev1.EventTypeWarning, "InvalidHeadroom", "no headroom kept: selector: %v", err)
 		return nil
 	}
 	w := scaleup.Pictured{Kind: h.kind, Namespace: h.meta.Namespace, Name: h.meta.Name, Template: h.template}

@@ -10,9 +10,9 @@ import (
 
 // updateClusterState feeds the observation to the cluster state, cancels
 // requests that will never be fulfilled, and judges the cluster's health.
-func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation) clusterstate.Health {
+func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation, report *iterationReport) clusterstate.Health {
 	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.observe("updateClusterState", l.clock.Since(start)) }()
+	defer func() { l.cfg.Metrics.Observe("updateClusterState", l.clock.Since(start)) }()
 	byProviderID := map[string]*corev1.Node{}
 	var all []clusterstate.NodeObservation
 	for _, n := range o.nodes {
@@ -34,7 +34,7 @@ func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation) clust
 			MaxNodeProvisionTime: l.groupOptions(o, g.group.Id()).MaxNodeProvisionTime})
 	}
 	for _, c := range l.state.Update(o.now, groupObs) {
-		l.cancel(ctx, o, c)
+		l.cancel(ctx, o, report, c)
 	}
 	return l.state.UpdateHealth(o.now, all)
 }

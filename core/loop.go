@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -26,8 +27,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 	"github.com/tidal-autoscaler/tidal/simulator/factorylisters"
@@ -62,14 +65,14 @@ type NodeLoop struct {
 	checker *simulator.Checker
 	keys    *simulator.EquivalenceKeys
 	state   *clusterstate.Tracker
-	events  *eventDeduper
+	events  *telemetry.Events
 	prio    *priorityConfig
 	rival   *rivalWatch
 	sched   *schedules
 
 	ahead     *expectations
 	waiters   *waiters
-	actuator  *actuator
+	actuator  act.Actuator
 	observer  *observer
 	publisher *publisher
 	// scaleIn is the last scale-in view (see ScaleInNodes).
@@ -93,8 +96,6 @@ type NodeLoop struct {
 	errorsReported sync.Map
 	// mem is what the decisions carry from one iteration to the next.
 	mem memory
-	// dry is shadow mode's record of standing decisions (Options.DryRun).
-	dry *dryRun
 	// decisions is what the last iteration concluded (LastDecisions).
 	decisions atomic.Pointer[Decisions]
 }
@@ -115,7 +116,6 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		state:   clusterstate.New(cfg.Options.ClusterState),
 		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
 		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
-		dry: newDryRun(),
 		mem: memory{rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c))},
 	}
 	// GPU nodes are ready once their GPUs are, by the provider's label.
@@ -160,9 +160,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	l.sched = &schedules{source: l.configMaps}
 	l.prio = newPriorityConfig(l.configMaps, l.events)
 	l.publisher = &publisher{opts: l.opts, metrics: cfg.Metrics, status: newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)}
-	l.rival = newRivalWatch(cfg.Client, cfg.Options.ClusterAutoscalerLeaseNamespace, cfg.Options.ClusterAutoscalerLeaseName, cfg.Clock, l.events)
-	l.actuator = newActuator(actuatorDeps{client: cfg.Client, pods: l.pods, podsSynced: pods.Informer().HasSynced,
-		events: l.events, status: l.publisher.status, clock: cfg.Clock, opts: cfg.Options.ScaleDown, metrics: cfg.Metrics})
+	l.actuator, l.rival = l.newActuator(pods.Informer().HasSynced)
 	listers, err := factorylisters.New(cfg.Factory)
 	if err != nil {
 		return nil, err
@@ -297,7 +295,7 @@ func (l *NodeLoop) Run(ctx context.Context) {
 	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.chain.Names())
 	defer logger.Info("Node loop stopped")
 	// Removals under way stop with ctx and take their taints off.
-	defer l.actuator.wait()
+	defer l.actuator.Wait()
 	timer := l.clock.NewTimer(0)
 	defer timer.Stop()
 	taintsLeft := true
@@ -371,14 +369,15 @@ func (l *NodeLoop) debounce(ctx context.Context) bool {
 // first iteration that acts, and reports whether it did: while Cluster
 // Autoscaler runs, the taints may be its drains'.
 func (l *NodeLoop) cleanUpTaintsUnlessAside(ctx context.Context) bool {
-	if l.opts.DryRun {
-		// Shadow mode writes no taint, and takes none off.
-		return true
-	}
 	if aside, _ := l.rival.standAside(ctx); aside {
 		return false
 	}
-	l.cleanUpTaints(ctx)
+	nodes, err := l.nodes.List(labels.Everything())
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Could not list nodes to clean up taints")
+		return true
+	}
+	_ = l.actuator.CleanUpTaints(ctx, nodes) // each failure is logged; the taint stays
 	return true
 }
 
@@ -397,45 +396,38 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	start := l.clock.Now()
 	defer func() {
 		if err != nil {
-			l.cfg.Metrics.loopError(errorType(err))
+			l.cfg.Metrics.LoopError(errorType(err))
 		}
-		l.cfg.Metrics.observe("main", l.clock.Since(start))
+		l.cfg.Metrics.Observe("main", l.clock.Since(start))
 		l.lastActivity.Store(l.clock.Now().UnixNano())
-		l.cfg.Metrics.activity("main", l.clock.Now())
+		l.cfg.Metrics.Activity("main", l.clock.Now())
 	}()
-	// A running Cluster Autoscaler acts on the same nodes: stand aside,
-	// unless in shadow mode, which acts on nothing.
-	if !l.opts.DryRun {
-		if aside, err := l.rival.standAside(ctx); aside || err != nil {
-			return err
-		}
+	// A running Cluster Autoscaler acts on the same nodes: stand aside
+	// (shadow mode, which acts on nothing, watches no Lease).
+	if aside, err := l.rival.standAside(ctx); aside || err != nil {
+		return err
 	}
 	obs, err := l.observer.observe(ctx)
 	if err != nil {
 		return err
 	}
-	l.dry.begin()
 	// Taints failed removals could not take off come off first, whatever
 	// else this iteration does.
-	if !l.opts.DryRun {
-		l.actuator.untaintStrays(ctx)
-	}
-	health := l.updateClusterState(ctx, obs)
-	report := &iterationReport{observation: obs, health: health}
+	l.actuator.Begin(ctx)
+	report := &iterationReport{observation: obs}
+	health := l.updateClusterState(ctx, obs, report)
+	report.health = health
 	l.readSchedules(ctx, obs, report)
 	defer func() {
 		report.groups = map[string]clusterstate.GroupView{}
 		for _, g := range l.state.Groups() {
 			report.groups[g.ID] = g
 		}
-		report.removing, _ = l.actuator.deleting()
+		report.removing = l.actuator.Removing().Nodes
 		report.unneededSince = l.mem.unneeded
-		if l.opts.DryRun {
-			l.dry.end(err == nil)
-			l.dryRunTargets(obs)
-		}
+		l.actuator.End(err == nil, obs.targets())
 		l.publisher.publish(ctx, report)
-		l.events.sendEarlyStatusEvents(l.publisher.status)
+		l.events.SendEarlyStatusEvents(l.publisher.status)
 		if l.opts.KeepDecisions {
 			l.decisions.Store(decisionsOf(report))
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
@@ -35,7 +36,7 @@ type observer struct {
 	// ahead are the pod loop's expectations (provision-ahead); events warn
 	// workloads whose headroom annotation is malformed.
 	ahead  *expectations
-	events *eventDeduper
+	events *telemetry.Events
 	// templates is what is kept of each group's template between
 	// iterations.
 	templates map[string]groupTemplateState
@@ -104,7 +105,7 @@ func errorType(err error) string {
 
 func (ob *observer) observe(ctx context.Context) (*observation, error) {
 	o := &observation{now: ob.clock.Now(), groupOfNode: map[string]string{}, observed: map[string]clusterstate.NodeObservation{}}
-	if err := ob.timed("cloudProviderRefresh", ob.cloud.Refresh); err != nil {
+	if err := ob.timed("cloudProviderRefresh", func() error { return ob.cloud.Refresh(ctx) }); err != nil {
 		return nil, fmt.Errorf("%w: refresh: %v", errCloud, err)
 	}
 	var err error
@@ -188,6 +189,6 @@ func (o *observation) ready(name string) bool { return o.observed[name].Ready }
 func (ob *observer) timed(function string, f func() error) error {
 	start := ob.clock.Now()
 	err := f()
-	ob.metrics.observe(function, ob.clock.Since(start))
+	ob.metrics.Observe(function, ob.clock.Since(start))
 	return err
 }

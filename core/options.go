@@ -1,10 +1,8 @@
 package core
 
 import (
-	"slices"
 	"time"
 
-	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 )
 
@@ -57,16 +55,15 @@ type Options struct {
 	// Taints says which taints mark a node still starting (not ready) or
 	// held (ready, taking no pods), and which taints templates leave out.
 	Taints clusterstate.Taints
-	// ScaleDown are the scale-down flags as they are (one definition, in
-	// config).
-	ScaleDown config.ScaleDownOptions
+	// ScaleDown are the scale-down settings.
+	ScaleDown ScaleDownOptions
 
 	WriteStatusConfigMap   bool
 	StatusConfigMapName    string
 	RecordDuplicatedEvents bool
-	// StatusLayout is config.StatusLayoutTidal or
-	// config.StatusLayoutClusterAutoscaler.
-	StatusLayout string
+	// ClusterAutoscalerStatusLayout writes the status ConfigMap in Cluster
+	// Autoscaler's layout instead of tidal's.
+	ClusterAutoscalerStatusLayout bool
 
 	// DryRun is shadow mode: decide, record each decision (dryrun.go),
 	// act on none. The loop then also runs beside a Cluster Autoscaler.
@@ -91,31 +88,32 @@ const (
 	TriggerDebounceMax = 800 * time.Millisecond
 )
 
-// OptionsFromConfig maps the flags onto the node loop's options.
-func OptionsFromConfig(o *config.Options) Options {
-	su, sd := o.ScaleUp, o.ScaleDown
-	caNamespace, caName := o.Coexist.CALeaseNamespace, o.Coexist.CALeaseName
-	if o.LeaderElect && caNamespace == o.Namespace && caName == o.LeaseName {
-		// tidal leads through that very Lease: leader election keeps the
-		// two apart, and tidal's own hold must not stop it.
-		caNamespace, caName = "", ""
-	}
-	return Options{
-		StatusLayout: o.Coexist.StatusLayout, ClusterAutoscalerLeaseNamespace: caNamespace, ClusterAutoscalerLeaseName: caName,
-		Namespace: o.Namespace, ScanInterval: o.ScanInterval,
-		Debounce: TriggerDebounce, DebounceMax: TriggerDebounceMax, RunTimeout: config.NodeLoopIterationTimeout,
-		Expander: su.Expander, MaxNodesTotal: su.MaxNodesTotal, MaxNodesPerScaleUp: su.MaxNodesPerScaleUp,
-		MaxMilliCores: su.MaxCores * 1000, MaxMemoryBytes: su.MaxMemoryGiB << 30, MaxBinpackingTime: su.MaxBinpackingTime,
-		MaxNodeGroupBinpackingTime: su.MaxNodeGroupBinpackingTime,
-		BalanceSimilarNodeGroups:   su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
-		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
-		ProvisionAhead: su.ProvisionAhead, EnforceNodeGroupMinSize: su.EnforceNodeGroupMinSize, ScaleInView: o.HPA.ScaleInDeletionCost, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
-		ClusterState: clusterstate.Options{
-			MaxNodeProvisionTime: o.MaxNodeProvisionTime, MaxNodeStartupTime: o.MaxNodeStartupTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,
-			BackoffReset: su.BackoffReset, MaxTotalUnreadyPercentage: su.MaxTotalUnreadyPercentage, OkTotalUnreadyCount: su.OkTotalUnreadyCount,
-		},
-		Taints:               clusterstate.Taints{Startup: slices.Concat(o.Taints.StartupTaints, o.Taints.IgnoreTaints), Status: o.Taints.StatusTaints},
-		WriteStatusConfigMap: su.WriteStatusConfigMap, StatusConfigMapName: su.StatusConfigMapName, RecordDuplicatedEvents: su.RecordDuplicatedEvents,
-		DryRun: o.DryRun, ScaleDown: sd, MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
-	}
+// ScaleDownOptions are the scale-down settings, Cluster Autoscaler's
+// --scale-down-* and drain flags.
+type ScaleDownOptions struct {
+	Enabled                           bool
+	UtilizationThreshold              float64
+	UnneededTime                      time.Duration
+	UnreadyTime                       time.Duration
+	UnreadyEnabled                    bool
+	GPUUtilizationThreshold           float64
+	NonEmptyCandidatesCount           int
+	DelayAfterAdd                     time.Duration
+	DelayAfterDelete                  time.Duration
+	DelayAfterFailure                 time.Duration
+	IgnoreDaemonSetsUtilization       bool
+	IgnoreMirrorPodsUtilization       bool
+	SkipNodesWithSystemPods           bool
+	SkipNodesWithLocalStorage         bool
+	SkipNodesWithCustomControllerPods bool
+	MaxParallelism                    int
+	MaxDrainParallelism               int
+	MaxGracefulTerminationSec         int
+	MaxPodEvictionTime                time.Duration
+	MaxBulkSoftTaintCount             int
+	MaxBulkSoftTaintTime              time.Duration
+	NodeDeleteDelayAfterTaint         time.Duration
+	DaemonSetEvictionForOccupiedNodes bool
+	DaemonSetEvictionForEmptyNodes    bool
+	CordonNodeBeforeTerminating       bool
 }

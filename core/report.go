@@ -62,7 +62,7 @@ func (p *publisher) publish(ctx context.Context, r *iterationReport) {
 	p.publishCapacity(r)
 	if err := p.status.write(ctx, s); err != nil {
 		klog.FromContext(ctx).Error(err, "Status not written")
-		p.metrics.loopError("apiCallError")
+		p.metrics.LoopError("apiCallError")
 	}
 }
 
@@ -193,8 +193,8 @@ func (p *publisher) setGauges(r *iterationReport) {
 		safe = 1
 	}
 	m.ClusterSafeToAutoscale.Set(safe)
-	m.ca.clusterSafeToAutoscale.Set(safe)
-	for _, nodes := range []*prometheus.GaugeVec{m.Nodes, m.ca.nodesCount} {
+	m.CA.ClusterSafeToAutoscale.Set(safe)
+	for _, nodes := range []*prometheus.GaugeVec{m.Nodes, m.CA.NodesCount} {
 		nodes.WithLabelValues("ready").Set(float64(r.health.Ready))
 		nodes.WithLabelValues("unready").Set(float64(r.health.Unready))
 		nodes.WithLabelValues("notStarted").Set(float64(r.health.NotStarted))
@@ -220,10 +220,10 @@ func (p *publisher) setGauges(r *iterationReport) {
 			counts[string(u.Reason)]++
 		}
 		m.UnremovableNodes.Reset()
-		m.ca.unremovableNodes.Reset()
+		m.CA.UnremovableNodes.Reset()
 		for reason, n := range counts {
 			m.UnremovableNodes.WithLabelValues(reason).Set(float64(n))
-			m.ca.unremovableNodes.WithLabelValues(reason).Set(float64(n))
+			m.CA.UnremovableNodes.WithLabelValues(reason).Set(float64(n))
 		}
 	}
 	for _, g := range r.observation.groups {

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
 // Events on Cluster Autoscaler's Lease when the node loop stops and
@@ -66,14 +68,14 @@ type rivalWatch struct {
 	namespace string
 	name      string
 	clock     clock.Clock
-	events    *eventDeduper
+	events    *telemetry.Events
 
 	mu      sync.Mutex
 	holding bool
 }
 
 // newRivalWatch watches namespace/name; an empty name watches nothing.
-func newRivalWatch(client kubernetes.Interface, namespace, name string, c clock.Clock, e *eventDeduper) *rivalWatch {
+func newRivalWatch(client kubernetes.Interface, namespace, name string, c clock.Clock, e *telemetry.Events) *rivalWatch {
 	return &rivalWatch{client: client, namespace: namespace, name: name, clock: c, events: e}
 }
 
@@ -112,14 +114,14 @@ func (w *rivalWatch) transition(ctx context.Context, lease *coordinationv1.Lease
 		logger.Info("Cluster Autoscaler holds its Lease: the node loop does not scale up or down until the Lease lapses or is released; scale Cluster Autoscaler to zero to hand over",
 			"lease", ref, "holder", hold.Holder, "until", hold.Until)
 		if lease != nil {
-			w.events.record(lease, string(lease.UID), corev1.EventTypeWarning, EventClusterAutoscalerActive,
+			w.events.OnObject(lease, string(lease.UID), corev1.EventTypeWarning, EventClusterAutoscalerActive,
 				"Cluster Autoscaler (%s) holds Lease %s: tidal's node loop does not act until it lapses", hold.Holder, ref)
 		}
 		return
 	}
 	logger.Info("Cluster Autoscaler's Lease is no longer held: the node loop acts again", "lease", ref)
 	if lease != nil {
-		w.events.record(lease, string(lease.UID), corev1.EventTypeNormal, EventClusterAutoscalerGone,
+		w.events.OnObject(lease, string(lease.UID), corev1.EventTypeNormal, EventClusterAutoscalerGone,
 			"Lease %s is no longer held: tidal's node loop acts again", ref)
 	}
 }

@@ -9,11 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
@@ -36,24 +35,23 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 		return nil
 	}
 	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.observe("scaleDown", l.clock.Since(start)) }()
+	defer func() { l.cfg.Metrics.Observe("scaleDown", l.clock.Since(start)) }()
 	sd := &scaleDownReport{}
 	report.scaleDown = sd
 	plan, err := l.planScaleDown(ctx, o, report, sd)
 	if err != nil {
 		return err
 	}
-	l.cfg.Metrics.observe("scaleDown:plan", l.clock.Since(start))
+	l.cfg.Metrics.Observe("scaleDown:plan", l.clock.Since(start))
 	if l.opts.ScaleInView {
 		l.publishScaleIn(o, plan, sd.candidates)
 	}
 	nodes := nodesByName(o.nodes)
 	l.mem.unneeded = scaledown.Track(l.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
-	l.cfg.Metrics.ca.unneededNodesCount.Set(float64(len(plan.Unneeded)))
-	if !l.opts.DryRun {
-		l.softTaint(ctx, plan, nodes)
-	}
+	l.cfg.Metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
+	remove, add := scaledown.SoftTaintChanges(l.softTaintNodes(plan, nodes))
+	l.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: l.mem.unneeded})
 	decision := scaledown.Removals(l.removalInput(o, plan, report))
 	sd.cooldown = decision.Waiting
 	cooling := 0.0
@@ -61,16 +59,13 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 		cooling = 1
 	}
 	l.cfg.Metrics.ScaleDownInCooldown.Set(cooling)
-	l.cfg.Metrics.ca.scaleDownInCooldown.Set(cooling)
+	l.cfg.Metrics.CA.ScaleDownInCooldown.Set(cooling)
+	removals := make([]act.Removal, 0, len(decision.Start))
 	for _, r := range decision.Start {
-		if l.opts.DryRun {
-			l.dryRunRemoval(ctx, r, nodes[r.Node])
-			continue
-		}
-		l.actuator.start(l.lifetime, removal{node: nodes[r.Node], group: o.group(r.Group).group, pods: r.Evict,
-			daemonSet: r.Pods.DaemonSet, kind: r.Kind})
-		sd.started = append(sd.started, r.Node)
+		removals = append(removals, act.Removal{Name: r.Node, Node: nodes[r.Node], Group: o.group(r.Group).group, Pods: r.Evict,
+			DaemonSet: r.Pods.DaemonSet, Kind: r.Kind})
 	}
+	sd.started = l.actuator.Remove(l.lifetime, removals)
 	l.scaleDownDue = decision.NextDue
 	return nil
 }
@@ -108,8 +103,8 @@ func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, report *it
 // each group's times, the cooldowns and the budgets left.
 func (l *NodeLoop) removalInput(o *observation, plan *scaledown.Plan, report *iterationReport) scaledown.RemovalInput {
 	sd := l.opts.ScaleDown
-	all, drains := l.actuator.counts()
-	lastDelete, lastFailure := l.actuator.times()
+	removing := l.actuator.Removing()
+	all, drains, lastDelete, lastFailure := removing.All, removing.Drains, removing.LastDelete, removing.LastFailure
 	in := scaledown.RemovalInput{Plan: plan, Tracking: l.mem.unneeded, Groups: map[string]scaledown.Times{},
 		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: report.scaledUp, LastScaleUp: l.mem.lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
 		Delays:      scaledown.Delays{AfterAdd: sd.DelayAfterAdd, AfterDelete: sd.DelayAfterDelete, AfterFailure: sd.DelayAfterFailure},
@@ -141,7 +136,7 @@ func taintedSince(plan *scaledown.Plan, nodes map[string]*corev1.Node) map[strin
 	out := map[string]time.Time{}
 	for _, u := range plan.Unneeded {
 		if n := nodes[u.Node]; n != nil {
-			if t, found := taintValueTime(n, scaledown.DeletionCandidateTaint); found {
+			if t, found := act.TaintTime(n, scaledown.DeletionCandidateTaint); found {
 				out[u.Node] = t
 			}
 		}
@@ -152,7 +147,8 @@ func taintedSince(plan *scaledown.Plan, nodes map[string]*corev1.Node) map[strin
 // scaleDownInput gathers the candidates: nodes of a node group that no
 // annotation or removal in progress keeps.
 func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledown.Input, error) {
-	deleting, perGroup := l.actuator.deleting()
+	removing := l.actuator.Removing()
+	deleting, perGroup := removing.Nodes, removing.PerGroup
 	busy := map[string]bool{}
 	for _, n := range deleting {
 		busy[n] = true
@@ -181,7 +177,7 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 		case n.Annotations[scaledown.ScaleDownDisabledAnnotation] == "true":
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "ScaleDownDisabledAnnotation",
 				Detail: scaledown.ScaleDownDisabledAnnotation + "=true"})
-		case busy[n.Name] || hasTaint(n, scaledown.ToBeDeletedTaint):
+		case busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint):
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
 		case l.checker.Snapshot().NodeInfo(n.Name) != nil:
 			own := l.groupOptions(o, gid)
@@ -214,45 +210,9 @@ func (l *NodeLoop) groupOptions(o *observation, id string) cloudprovider.NodeGro
 	return def
 }
 
-// softTaint puts the PreferNoSchedule deletion candidate taint on unneeded
-// nodes and takes it off nodes needed again, the latter first, within one
-// budget of --max-bulk-soft-taint-count writes and
-// --max-bulk-soft-taint-time, as Cluster Autoscaler does: a burst of nodes
-// changing their minds never stalls the loop; the rest wait for the next
-// iterations.
-func (l *NodeLoop) softTaint(ctx context.Context, plan *scaledown.Plan, nodes map[string]*corev1.Node) {
-	remove, add := scaledown.SoftTaintChanges(l.softTaintNodes(plan, nodes))
-	budget := scaledown.NewBudget(l.opts.ScaleDown.MaxBulkSoftTaintCount, l.clock.Now(), l.opts.ScaleDown.MaxBulkSoftTaintTime)
-	done := l.writeWithin(ctx, budget, remove, "remove", func(name string) error {
-		return removeTaint(ctx, l.cfg.Client, name, scaledown.DeletionCandidateTaint)
-	})
-	done += l.writeWithin(ctx, budget, add, "add", func(name string) error {
-		return addTaint(ctx, l.cfg.Client, name, deletionCandidate(l.mem.unneeded[name]))
-	})
-	if left := len(remove) + len(add) - done; left > 0 {
-		klog.FromContext(ctx).V(2).Info("Soft-taint budget spent; the other nodes wait for the next iterations", "written", done, "left", left)
-	}
-}
-
-// writeWithin writes the deletion candidate taint of nodes while the budget
-// lasts, and returns how many it wrote (or tried to).
-func (l *NodeLoop) writeWithin(ctx context.Context, budget *scaledown.Budget, nodes []string, what string, write func(string) error) int {
-	n := 0
-	for _, name := range nodes {
-		if !budget.Take(l.clock.Now()) {
-			break
-		}
-		n++
-		if err := write(name); err != nil {
-			klog.FromContext(ctx).Error(err, "Could not "+what+" the deletion candidate taint", "node", name)
-		}
-	}
-	return n
-}
-
 // softTaintNodes is what the soft-taint step needs to know of each node.
 func (l *NodeLoop) softTaintNodes(plan *scaledown.Plan, nodes map[string]*corev1.Node) []scaledown.SoftTaintNode {
-	deleting, _ := l.actuator.deleting()
+	deleting := l.actuator.Removing().Nodes
 	busy := make(map[string]bool, len(deleting))
 	for _, d := range deleting {
 		busy[d] = true
@@ -274,8 +234,8 @@ func (l *NodeLoop) softTaintNodes(plan *scaledown.Plan, nodes map[string]*corev1
 }
 
 func (l *NodeLoop) softTaintNode(n *corev1.Node, unneeded bool, busy map[string]bool) scaledown.SoftTaintNode {
-	return scaledown.SoftTaintNode{Name: n.Name, Tainted: hasTaint(n, scaledown.DeletionCandidateTaint), Unneeded: unneeded,
-		Removing: busy[n.Name] || hasTaint(n, scaledown.ToBeDeletedTaint)}
+	return scaledown.SoftTaintNode{Name: n.Name, Tainted: act.HasTaint(n, scaledown.DeletionCandidateTaint), Unneeded: unneeded,
+		Removing: busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint)}
 }
 
 // placeHeadroom puts the headroom pods on the free capacity of the
@@ -327,26 +287,4 @@ func clusterCapacity(nodes []*corev1.Node) (milliCores, memory int64) {
 		memory += n.Status.Capacity.Memory().Value()
 	}
 	return milliCores, memory
-}
-
-// cleanUpTaints runs once when the loop starts acting: a ToBeDeleted taint left by
-// a drain that was interrupted (tidal killed) has no owner any more, so it
-// comes off and the node is schedulable again. Soft taints stay: their
-// value tells the unneeded tracking since when the node is unneeded, and
-// the first plan takes them off nodes that are needed.
-func (l *NodeLoop) cleanUpTaints(ctx context.Context) {
-	nodes, err := l.nodes.List(labels.Everything())
-	if err != nil {
-		klog.FromContext(ctx).Error(err, "Could not list nodes to clean up taints")
-		return
-	}
-	for _, n := range nodes {
-		if !markedNode(n) {
-			continue
-		}
-		klog.FromContext(ctx).Info("Removing a deletion taint (and tidal's cordon) no removal owns", "node", n.Name)
-		if err := unmarkForRemoval(ctx, l.cfg.Client, n.Name); err != nil {
-			klog.FromContext(ctx).Error(err, "Could not remove a stale deletion taint", "node", n.Name)
-		}
-	}
 }

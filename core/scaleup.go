@@ -16,7 +16,7 @@ import (
 // same iteration.
 func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iterationReport) error {
 	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.observe("scaleUp", l.clock.Since(start)) }()
+	defer func() { l.cfg.Metrics.Observe("scaleUp", l.clock.Since(start)) }()
 	pods := l.selectPending(ctx, o, report)
 	if len(pods) == 0 {
 		return nil
@@ -30,8 +30,8 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 		}
 		report.plan = plan
 		if !reused {
-			l.cfg.Metrics.observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
-			l.cfg.Metrics.observe("scaleUp:estimate", plan.Timings.Estimate)
+			l.cfg.Metrics.Observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
+			l.cfg.Metrics.Observe("scaleUp:estimate", plan.Timings.Estimate)
 		}
 		l.mem.unfinished = plan.UnfinishedKeys()
 		results := l.execute(ctx, o, plan, report)
@@ -69,7 +69,7 @@ func (l *NodeLoop) selectPending(ctx context.Context, o *observation, report *it
 	report.young += sel.Young
 	report.unsupported += len(sel.Unsupported)
 	for _, p := range sel.Unsupported {
-		l.events.onPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp",
+		l.events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp",
 			"pod didn't trigger scale-up: it uses dynamic resource claims, which tidal does not simulate")
 	}
 	klog.FromContext(ctx).V(4).Info("Pending pods", "unschedulable", len(o.pending), "considered", len(sel.Pods),

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
@@ -75,7 +76,7 @@ func (l *NodeLoop) readSchedules(ctx context.Context, o *observation, report *it
 	s.bounds, s.next = s.config.At(o.now)
 	report.schedules = &scheduleReport{bounds: s.bounds, problems: l.reportScheduleProblems(ctx, cm)}
 	for _, g := range o.groups {
-		l.cfg.Metrics.scheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
+		l.cfg.Metrics.ScheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
 	}
 }
 
@@ -111,7 +112,7 @@ func (l *NodeLoop) reportScheduleProblems(ctx context.Context, cm *corev1.Config
 			klog.FromContext(ctx).Info("Malformed item in the schedules ConfigMap is ignored", "configMap", nodeschedule.ConfigMapName,
 				"key", p.Key, "item", p.Item, "err", p.Err)
 		}
-		l.events.onConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
+		l.events.OnConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
 	}
 	s.logged = problems
 	// The status stays small; the events and the log name them all.
@@ -147,13 +148,13 @@ func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report 
 		l.raise(ctx, o, report, r, why, "")
 	}
 	rates := nodeschedule.Rates(nodeUsages(o))
-	l.cfg.Metrics.sched.allocationRate.Reset()
+	l.cfg.Metrics.ResetAllocationRates()
 	for k, v := range rates {
 		scope := k.Scope
 		if scope == "" {
 			scope = nodeschedule.ScopeCluster
 		}
-		l.cfg.Metrics.allocationRate(scope, k.Resource, v)
+		l.cfg.Metrics.AllocationRate(scope, k.Resource, v)
 	}
 	d := nodeschedule.Decide(s.config.Triggers, rates, l.scheduleGroups(o), s.triggers, o.now)
 	previous := s.triggers
@@ -187,31 +188,16 @@ func (l *NodeLoop) scheduleGroups(o *observation) []nodeschedule.Group {
 	return out
 }
 
-// raise asks the cloud to grow a group as r says, why being the reason
-// for the log and the event; trigger names the allocation trigger, if
-// that is why. In shadow mode it is recorded as a dry-run scale-up. It
-// reports false when the cloud refused.
+// raise has the actuator grow a group as r says, why being the reason for
+// the log and the event; trigger names the allocation trigger, if that is
+// why. It reports false when the cloud refused.
 func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationReport, r nodeschedule.Raise, why, trigger string) bool {
 	g := o.group(r.Group)
 	_, maxSize := l.effectiveSize(g)
 	up := scaleup.ScaleUp{Group: r.Group, From: r.From, To: r.To, Max: maxSize}
-	if l.opts.DryRun {
-		l.dryRunScaleUp(ctx, up)
-		return true
-	}
-	klog.FromContext(ctx).Info("Scaling up without pending pods", "nodeGroup", r.Group, "from", r.From, "to", r.To, "reason", why)
-	if err := g.group.IncreaseSize(r.To - r.From); err != nil {
-		l.refused(ctx, up, err)
-		report.failedGroups = append(report.failedGroups, r.Group)
-		return false
-	}
-	g.target = r.To
-	report.scaledUp = true
-	l.grown(up, " for the "+why)
-	if trigger != "" {
-		l.cfg.Metrics.allocationTriggered(trigger, r.Group)
-	}
-	return true
+	res := l.actuator.Grow(ctx, act.Growth{Group: g.group, Up: up, Why: why, Trigger: trigger})
+	l.apply(o, report, res)
+	return res.Refused == nil
 }
 
 // describeBounds says what active entries set, for the status ("" when

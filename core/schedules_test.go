@@ -19,6 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 )
@@ -56,12 +57,19 @@ type fakeGroup struct {
 	min, max int
 	fail     error
 	deltas   []int
+	// hang, when set, holds IncreaseSize until it is closed, whatever its
+	// context says: a cloud that never answers.
+	hang <-chan struct{}
 }
 
 func (g *fakeGroup) Id() string   { return g.id }
 func (g *fakeGroup) MinSize() int { return g.min }
 func (g *fakeGroup) MaxSize() int { return g.max }
-func (g *fakeGroup) IncreaseSize(delta int) error {
+func (g *fakeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	if g.hang != nil {
+		<-g.hang
+		return errors.New("answered after the hang")
+	}
 	if g.fail != nil {
 		return g.fail
 	}
@@ -80,6 +88,7 @@ func scheduleLoop(t *testing.T, g *fakeGroup, data map[string]string) (*NodeLoop
 		cfg:       Config{Metrics: NewMetrics(prometheus.NewRegistry(), false)},
 		sched:     &schedules{source: newConfigMapSource(client, "kube-system")},
 		publisher: &publisher{status: newStatusWriter(client, Options{}, clock)}}
+	l.actuator = act.NewLive(act.Deps{Events: l.events, Status: l.publisher.status, Clock: clock, Metrics: l.cfg.Metrics})
 	live := newLiveSnapshot()
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi"),
 		corev1.ResourcePods: resource.MustParse("10")}
@@ -158,19 +167,45 @@ func TestDryRunRaiseIsRecordedNotDone(t *testing.T) {
 	g := &fakeGroup{id: "g", max: 10}
 	l, o := scheduleLoop(t, g, map[string]string{
 		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`})
-	l.opts.DryRun, l.dry = true, newDryRun()
+	dry := act.NewDryRun(act.Deps{Events: l.events, Status: l.publisher.status, Clock: l.clock, Metrics: l.cfg.Metrics})
+	l.actuator = dry
 	for range 2 {
-		l.dry.begin()
+		dry.Begin(context.Background())
 		l.enforceSchedules(context.Background(), o, &iterationReport{})
-		l.dry.end(true)
+		dry.End(true, nil)
 	}
 	if len(g.deltas) != 0 || o.groups[0].target != 1 {
 		t.Errorf("the cloud was asked for %v in dry run", g.deltas)
 	}
-	if got := l.dry.standingKeys(); !slices.Equal(got, []string{"scale_up/g/1->3"}) {
+	if got := dry.Standing(); !slices.Equal(got, []string{"scale_up/g/1->3"}) {
 		t.Errorf("standing dry-run decisions %v", got)
 	}
 	if v := testutil.ToFloat64(l.cfg.Metrics.DryRunDecisions.WithLabelValues("scale_up", "g")); v != 1 {
 		t.Errorf("dry-run scale-up decisions %v, want 1 (once while it stands)", v)
+	}
+}
+
+// A cloud call that never returns ends at the iteration's deadline and
+// counts as the cloud refusing: the group is backed off and named among
+// the iteration's failed groups, and its target is unchanged.
+func TestHungIncreaseSizeEndsAtTheDeadlineAsAFailure(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	g := &fakeGroup{id: "g", max: 10, hang: hang}
+	l, o := scheduleLoop(t, g, map[string]string{
+		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	report := &iterationReport{}
+	l.enforceSchedules(ctx, o, report)
+	if ctx.Err() == nil {
+		t.Fatal("enforceSchedules returned before the deadline, though the cloud never answered")
+	}
+	if !slices.Equal(report.failedGroups, []string{"g"}) || !l.state.Group("g").BackedOff || o.groups[0].target != 1 || report.scaledUp {
+		t.Fatalf("after a hung IncreaseSize: failed groups %v, backed off %v, target %d, scaled up %v; want g failed and backed off, target 1",
+			report.failedGroups, l.state.Group("g").BackedOff, o.groups[0].target, report.scaledUp)
+	}
+	if v := testutil.ToFloat64(l.cfg.Metrics.FailedScaleUps.WithLabelValues("g", "cloudProviderError")); v != 1 {
+		t.Errorf("failed scale-ups %v, want 1", v)
 	}
 }

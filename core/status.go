@@ -16,8 +16,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
-
-	"github.com/tidal-autoscaler/tidal/config"
 )
 
 const (
@@ -158,11 +156,11 @@ type statusWriter struct {
 
 func newStatusWriter(client kubernetes.Interface, opts Options, c clock.Clock) *statusWriter {
 	return &statusWriter{client: client, enabled: opts.WriteStatusConfigMap, ns: opts.Namespace, name: opts.StatusConfigMapName, clock: c,
-		caLayout: opts.StatusLayout == config.StatusLayoutClusterAutoscaler}
+		caLayout: opts.ClusterAutoscalerStatusLayout}
 }
 
-// object is the ConfigMap as last read or written, for events.
-func (w *statusWriter) object() *corev1.ConfigMap {
+// Object is the ConfigMap as last read or written, for events.
+func (w *statusWriter) Object() *corev1.ConfigMap {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cm
@@ -209,7 +207,7 @@ func (w *statusWriter) write(ctx context.Context, s Status) error {
 // makes the next try read it again.
 func (w *statusWriter) store(ctx context.Context, status string, now time.Time) error {
 	cms := w.client.CoreV1().ConfigMaps(w.ns)
-	cm := w.object()
+	cm := w.Object()
 	if cm == nil {
 		got, err := cms.Get(ctx, w.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {

@@ -36,7 +36,7 @@ func (ob *observer) groupTemplate(ctx context.Context, o *observation, g cloudpr
 	}
 	if need.Provider {
 		var err error
-		if in.Provider, err = g.TemplateNodeInfo(); err != nil {
+		if in.Provider, err = g.TemplateNodeInfo(ctx); err != nil {
 			return nil, fmt.Errorf("node group %s: template node: %w", id, err)
 		}
 	}

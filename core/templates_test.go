@@ -25,7 +25,7 @@ type templateGroup struct {
 
 func (g templateGroup) Id() string { return "g" }
 
-func (g templateGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+func (g templateGroup) TemplateNodeInfo(ctx context.Context) (*cloudprovider.NodeTemplate, error) {
 	*g.asked++
 	return &cloudprovider.NodeTemplate{Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "template-g", Labels: map[string]string{"pool": "g"}}}}, nil
 }
@@ -92,7 +92,7 @@ func TestGroupTemplateKeepsTheLiveNodesCopy(t *testing.T) {
 // brokenGroup is a node group whose provider template cannot be made.
 type brokenGroup struct{ templateGroup }
 
-func (brokenGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+func (brokenGroup) TemplateNodeInfo(ctx context.Context) (*cloudprovider.NodeTemplate, error) {
 	return nil, errors.New("no instance type")
 }
 

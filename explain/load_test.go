@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/snapshot"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app/nodeopts"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
 )
@@ -40,7 +41,7 @@ func fixtureDecisions(t *testing.T) *core.Decisions {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Decide(context.Background(), src, core.OptionsFromConfig(config.NewOptions()))
+	d, err := Decide(context.Background(), src, nodeopts.FromConfig(config.NewOptions()))
 	if err != nil {
 		t.Fatalf("decide: %v", err)
 	}

@@ -213,10 +213,11 @@ func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, 
 	return c, nil
 }
 
-// opContext is the context of one AWS call: the provider's logger, no
-// cancellation from shutdown, a timeout.
-func (c *Cloud) opContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(c.ctx), c.cfg.OperationTimeout)
+// opContext is the context of one AWS call: the caller's (the node loop's
+// iteration, whose deadline ends a call that hangs), bounded by the
+// operation timeout.
+func (c *Cloud) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.cfg.OperationTimeout)
 }
 
 func (c *Cloud) logger() klog.Logger { return klog.FromContext(c.ctx).WithName("aws") }
@@ -295,14 +296,14 @@ func (c *Cloud) Cleanup() error {
 // interval (the converging interval while a group is changing) or a change
 // was made since the last read. Otherwise it returns at once, without any
 // AWS call.
-func (c *Cloud) Refresh() error {
+func (c *Cloud) Refresh(ctx context.Context) error {
 	c.mu.Lock()
 	due := c.refreshDueLocked(c.clock.Now())
 	c.mu.Unlock()
 	if !due {
 		return nil
 	}
-	ctx, cancel := c.opContext()
+	ctx, cancel := c.opContext(ctx)
 	defer cancel()
 	return c.refresh(ctx)
 }

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,7 +101,7 @@ func TestAutoDiscoveryWithTagValuesAndSeveralSpecs(t *testing.T) {
 	}
 	e.srv.DeleteGroup("gpu")
 	e.clock.Step(2 * time.Minute)
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(ids(c), ","); got != "blue,red" {
@@ -138,7 +139,7 @@ func TestExplicitGroupsClampSizesAndReportMissingASG(t *testing.T) {
 	}
 	// Reported once, not on every refresh; found again when created.
 	e.clock.Step(2 * time.Minute)
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if len(events.all()) != 1 {
@@ -146,7 +147,7 @@ func TestExplicitGroupsClampSizesAndReportMissingASG(t *testing.T) {
 	}
 	e.group("typo-asg", 0, 2, 0, nil)
 	e.clock.Step(2 * time.Minute)
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	g = groupByID(t, c, "typo-asg")
@@ -162,16 +163,16 @@ func TestIncreaseSizeSetsDesiredCapacityAndInstancesLaunch(t *testing.T) {
 	g := groupByID(t, c, "web")
 	e.srv.ResetRequests()
 
-	if err := g.IncreaseSize(5); err == nil || !strings.Contains(err.Error(), "would exceed max size 4") {
+	if err := g.IncreaseSize(context.Background(), 5); err == nil || !strings.Contains(err.Error(), "would exceed max size 4") {
 		t.Fatalf("increase beyond max: %v", err)
 	}
-	if err := g.IncreaseSize(0); err == nil {
+	if err := g.IncreaseSize(context.Background(), 0); err == nil {
 		t.Fatal("increase by 0 accepted")
 	}
 	if n := len(e.srv.Requests()); n != 0 {
 		t.Fatalf("refused increases made %d calls", n)
 	}
-	if err := g.IncreaseSize(2); err != nil {
+	if err := g.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatalf("increase: %v", err)
 	}
 	reqs := e.srv.RequestsOf("SetDesiredCapacity")
@@ -194,7 +195,7 @@ func TestIncreaseSizeSetsDesiredCapacityAndInstancesLaunch(t *testing.T) {
 	// The change makes the next Refresh read again, even though the cache
 	// is young.
 	e.srv.Reconcile()
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	instances, _ = g.Nodes()
@@ -214,7 +215,7 @@ func TestIncreaseSizeSetsDesiredCapacityAndInstancesLaunch(t *testing.T) {
 	// Once they are in service they are Running.
 	e.clock.Step(time.Minute)
 	e.srv.Reconcile()
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	instances, _ = g.Nodes()
@@ -235,7 +236,7 @@ func TestRefreshIsCheapWhileFresh(t *testing.T) {
 	c := e.cloud(Config{AutoDiscovery: discovery(), RefreshInterval: time.Minute, ConvergingRefreshInterval: 10 * time.Second}, nil)
 	e.srv.ResetRequests()
 	for i := 0; i < 5; i++ {
-		if err := c.Refresh(); err != nil {
+		if err := c.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Step(10 * time.Second)
@@ -244,7 +245,7 @@ func TestRefreshIsCheapWhileFresh(t *testing.T) {
 		t.Fatalf("Refresh within the interval made %d calls", n)
 	}
 	e.clock.Step(10 * time.Second)
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(e.srv.RequestsOf("DescribeAutoScalingGroups")); n != 1 {
@@ -260,17 +261,17 @@ func TestRefreshIsCheapWhileFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Step(time.Minute)
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.ResetRequests()
 	e.clock.Step(5 * time.Second)
-	_ = c.Refresh()
+	_ = c.Refresh(context.Background())
 	if n := len(e.srv.RequestsOf("DescribeAutoScalingGroups")); n != 0 {
 		t.Fatalf("converging group read before the converging interval: %d", n)
 	}
 	e.clock.Step(5 * time.Second)
-	_ = c.Refresh()
+	_ = c.Refresh(context.Background())
 	if n := len(e.srv.RequestsOf("DescribeAutoScalingGroups")); n != 1 {
 		t.Fatalf("converging group not read after the converging interval: %d", n)
 	}
@@ -289,11 +290,11 @@ func TestThrottlingAndServerErrorsAreRetried(t *testing.T) {
 	if its := e.srv.RequestsOf("DescribeInstanceTypes"); len(its) != 2 || its[0].Error != "RequestLimitExceeded" {
 		t.Fatalf("instance type attempts %+v", its)
 	}
-	if _, err := groupByID(t, c, "web").TemplateNodeInfo(); err != nil {
+	if _, err := groupByID(t, c, "web").TemplateNodeInfo(context.Background()); err != nil {
 		t.Fatalf("template after a retried call: %v", err)
 	}
 	e.srv.FailRequests("SetDesiredCapacity", 1, awstest.ServiceUnavailable())
-	if err := groupByID(t, c, "web").IncreaseSize(1); err != nil {
+	if err := groupByID(t, c, "web").IncreaseSize(context.Background(), 1); err != nil {
 		t.Fatalf("increase after a 503: %v", err)
 	}
 	if n := len(e.srv.RequestsOf("SetDesiredCapacity")); n != 2 {
@@ -308,7 +309,7 @@ func TestPersistentErrorsLeaveGroupsStaleAndUntouched(t *testing.T) {
 	g := groupByID(t, c, "web")
 	e.srv.FailRequests("DescribeAutoScalingGroups", 1000, awstest.Throttling())
 	e.clock.Step(time.Minute)
-	err := c.Refresh()
+	err := c.Refresh(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "Throttling") || !strings.Contains(err.Error(), "discover Auto Scaling Groups") {
 		t.Fatalf("refresh under throttling: %v", err)
 	}
@@ -322,11 +323,11 @@ func TestPersistentErrorsLeaveGroupsStaleAndUntouched(t *testing.T) {
 	e.clock.Step(90 * time.Second)
 	e.srv.ResetRequests()
 	for name, op := range map[string]func() error{
-		"increase": func() error { return g.IncreaseSize(1) },
-		"decrease": func() error { return g.DecreaseTargetSize(-1) },
+		"increase": func() error { return g.IncreaseSize(context.Background(), 1) },
+		"decrease": func() error { return g.DecreaseTargetSize(context.Background(), -1) },
 		"delete": func() error {
 			in := mustGroup(t, e.srv, "web").Instances[0]
-			return g.DeleteNodes([]*corev1.Node{nodeFor(in)})
+			return g.DeleteNodes(context.Background(), []*corev1.Node{nodeFor(in)})
 		},
 	} {
 		if err := op(); err == nil || !strings.Contains(err.Error(), "stale") {
@@ -353,13 +354,13 @@ func TestCapacityErrorsSurfaceOnPlaceholders(t *testing.T) {
 	}
 	gpu, other := groupByID(t, c, "gpu"), groupByID(t, c, "other")
 	for _, g := range []cloudprovider.NodeGroup{gpu, other} {
-		if err := g.IncreaseSize(2); err != nil {
+		if err := g.IncreaseSize(context.Background(), 2); err != nil {
 			t.Fatal(err)
 		}
 	}
 	e.clock.Step(time.Second)
 	e.srv.Reconcile()
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	check := func(g cloudprovider.NodeGroup, class cloudprovider.InstanceErrorClass, code string) {
@@ -383,10 +384,10 @@ func TestCapacityErrorsSurfaceOnPlaceholders(t *testing.T) {
 	}
 
 	// The node loop cancels the failed requests.
-	if err := gpu.DecreaseTargetSize(-3); err == nil || !strings.Contains(err.Error(), "below min size") && !strings.Contains(err.Error(), "cannot decrease") {
+	if err := gpu.DecreaseTargetSize(context.Background(), -3); err == nil || !strings.Contains(err.Error(), "below min size") && !strings.Contains(err.Error(), "cannot decrease") {
 		t.Fatalf("decrease below zero: %v", err)
 	}
-	if err := gpu.DecreaseTargetSize(-2); err != nil {
+	if err := gpu.DecreaseTargetSize(context.Background(), -2); err != nil {
 		t.Fatalf("cancel placeholders: %v", err)
 	}
 	if mustGroup(t, e.srv, "gpu").DesiredCapacity != 0 {
@@ -394,12 +395,12 @@ func TestCapacityErrorsSurfaceOnPlaceholders(t *testing.T) {
 	}
 	// Capacity comes back: a new increase launches.
 	e.srv.ClearLaunchFailure("gpu")
-	if err := gpu.IncreaseSize(1); err != nil {
+	if err := gpu.IncreaseSize(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Reconcile()
 	e.clock.Step(11 * time.Second)
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	instances, _ := gpu.Nodes()
@@ -413,20 +414,20 @@ func TestDecreaseTargetSizeNeverRemovesInstances(t *testing.T) {
 	e.group("web", 0, 5, 2, discoveredTags(nil))
 	c := e.cloud(Config{AutoDiscovery: discovery()}, nil)
 	g := groupByID(t, c, "web")
-	if err := g.IncreaseSize(1); err != nil {
+	if err := g.IncreaseSize(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.ResetRequests()
-	if err := g.DecreaseTargetSize(-2); err == nil || !strings.Contains(err.Error(), "2 instance(s) exist") {
+	if err := g.DecreaseTargetSize(context.Background(), -2); err == nil || !strings.Contains(err.Error(), "2 instance(s) exist") {
 		t.Fatalf("decrease past the launched instances: %v", err)
 	}
-	if err := g.DecreaseTargetSize(1); err == nil {
+	if err := g.DecreaseTargetSize(context.Background(), 1); err == nil {
 		t.Fatal("a positive delta was accepted")
 	}
 	if n := len(e.srv.Requests()); n != 0 {
 		t.Fatalf("refused decreases made %d calls", n)
 	}
-	if err := g.DecreaseTargetSize(-1); err != nil {
+	if err := g.DecreaseTargetSize(context.Background(), -1); err != nil {
 		t.Fatalf("cancel the request not launched: %v", err)
 	}
 	if r := e.srv.RequestsOf("SetDesiredCapacity"); len(r) != 1 || r[0].Params.Get("DesiredCapacity") != "2" {
@@ -453,14 +454,14 @@ func TestDeleteNodesTerminatesInstancesWithDecrement(t *testing.T) {
 		"malformed":     {[]*corev1.Node{bad}, "is not an EC2 instance id"},
 		"below minimum": {[]*corev1.Node{nodeFor(web[0]), nodeFor(web[1]), nodeFor(web[2])}, "below min size 1"},
 	} {
-		if err := g.DeleteNodes(tc.nodes); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+		if err := g.DeleteNodes(context.Background(), tc.nodes); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Fatalf("%s: error %v, want %q", name, err, tc.wantErr)
 		}
 	}
 	if n := len(e.srv.Requests()); n != 0 {
 		t.Fatalf("refused deletions made %d calls", n)
 	}
-	if err := g.DeleteNodes([]*corev1.Node{nodeFor(web[1])}); err != nil {
+	if err := g.DeleteNodes(context.Background(), []*corev1.Node{nodeFor(web[1])}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	reqs := e.srv.RequestsOf("TerminateInstanceInAutoScalingGroup")
@@ -480,13 +481,13 @@ func TestDeleteNodesTerminatesInstancesWithDecrement(t *testing.T) {
 	}
 	// Deleting it again is a no-op; the instance goes away and the group
 	// does not replace it.
-	if err := g.DeleteNodes([]*corev1.Node{nodeFor(web[1])}); err != nil {
+	if err := g.DeleteNodes(context.Background(), []*corev1.Node{nodeFor(web[1])}); err != nil {
 		t.Fatalf("deleting a terminating node: %v", err)
 	}
 	e.clock.Step(time.Minute)
 	e.srv.Reconcile()
 	e.srv.Reconcile()
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	instances, _ = g.Nodes()
@@ -503,7 +504,7 @@ func TestDeleteNodesRemovesPlaceholdersByLoweringDesired(t *testing.T) {
 	if err := e.srv.SetLaunchFailure("web", awstest.InsufficientCapacity("m5.xlarge", "us-east-1a")); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.IncreaseSize(2); err != nil {
+	if err := g.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatal(err)
 	}
 	instances, _ := g.Nodes()
@@ -520,7 +521,7 @@ func TestDeleteNodesRemovesPlaceholdersByLoweringDesired(t *testing.T) {
 		t.Fatalf("NodeGroupForNode(placeholder) = %v, %v", ng, err)
 	}
 	e.srv.ResetRequests()
-	if err := g.DeleteNodes(fake); err != nil {
+	if err := g.DeleteNodes(context.Background(), fake); err != nil {
 		t.Fatalf("delete placeholders: %v", err)
 	}
 	if r := e.srv.RequestsOf("SetDesiredCapacity"); len(r) != 1 || r[0].Params.Get("DesiredCapacity") != "1" {
@@ -582,7 +583,7 @@ func TestTemplatesFromLaunchTemplatesMixedPoliciesAndLaunchConfigurations(t *tes
 
 	tmpl := func(name string) *corev1.Node {
 		t.Helper()
-		nt, err := groupByID(t, c, name).TemplateNodeInfo()
+		nt, err := groupByID(t, c, name).TemplateNodeInfo(context.Background())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -610,7 +611,7 @@ func TestTemplatesFromLaunchTemplatesMixedPoliciesAndLaunchConfigurations(t *tes
 		n.Status.Capacity.Pods().Value() != 17 {
 		t.Fatalf("launch configuration template: labels %v capacity %v", n.Labels, n.Status.Capacity)
 	}
-	if _, err := groupByID(t, c, "broken").TemplateNodeInfo(); err == nil || !strings.Contains(err.Error(), "InvalidLaunchTemplateId.NotFound") {
+	if _, err := groupByID(t, c, "broken").TemplateNodeInfo(context.Background()); err == nil || !strings.Contains(err.Error(), "InvalidLaunchTemplateId.NotFound") {
 		t.Fatalf("a missing launch template: %v", err)
 	}
 	for _, r := range e.srv.RequestsOf("DescribeLaunchTemplateVersions") {
@@ -626,7 +627,7 @@ func TestTemplatesFromLaunchTemplatesMixedPoliciesAndLaunchConfigurations(t *tes
 	}
 	e.group("latest", 0, 3, 0, discoveredTags(nil))
 	e.clock.Step(11 * time.Minute)
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if it := tmpl("latest").Labels[corev1.LabelInstanceTypeStable]; it != "m5.2xlarge" {
@@ -668,12 +669,12 @@ func TestSecretsNeverLogged(t *testing.T) {
 	c := e.cloud(Config{AutoDiscovery: discovery()}, events)
 	g := groupByID(t, c, "web")
 	var errs []error
-	errs = append(errs, g.IncreaseSize(1), g.IncreaseSize(5))
+	errs = append(errs, g.IncreaseSize(context.Background(), 1), g.IncreaseSize(context.Background(), 5))
 	in := mustGroup(t, e.srv, "web").Instances[0]
-	errs = append(errs, g.DeleteNodes([]*corev1.Node{nodeFor(in)}))
+	errs = append(errs, g.DeleteNodes(context.Background(), []*corev1.Node{nodeFor(in)}))
 	e.srv.FailRequests("", 100, awstest.ServiceUnavailable())
 	e.clock.Step(5 * time.Minute)
-	errs = append(errs, c.Refresh())
+	errs = append(errs, c.Refresh(context.Background()))
 
 	akid, secret := e.srv.Credentials()
 	text := e.log.String()

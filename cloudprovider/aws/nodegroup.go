@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -165,7 +166,7 @@ func (g *nodeGroup) checkActionableLocked(op string) error {
 // SetDesiredCapacity (HonorCooldown=false). While the launches are in
 // flight, their scaling activities are watched when someone is to be told
 // of failures (NotifyInstanceErrors).
-func (g *nodeGroup) IncreaseSize(delta int) error {
+func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	if delta <= 0 {
 		return fmt.Errorf("Auto Scaling Group %s: increase size by %d: delta must be positive", g.name, delta)
 	}
@@ -181,7 +182,7 @@ func (g *nodeGroup) IncreaseSize(delta int) error {
 	if to > hi {
 		return fmt.Errorf("Auto Scaling Group %s: size %d would exceed max size %d", g.name, to, hi)
 	}
-	if err := g.setDesired(from, to, "increase size"); err != nil {
+	if err := g.setDesired(ctx, from, to, "increase size"); err != nil {
 		return err
 	}
 	g.cloud.mu.Lock()
@@ -199,7 +200,7 @@ func (g *nodeGroup) IncreaseSize(delta int) error {
 // instances that have not been launched yet. It refuses to go below the
 // number of instances that exist (or the group's minimum): removing those
 // is DeleteNodes's job.
-func (g *nodeGroup) DecreaseTargetSize(delta int) error {
+func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	if delta >= 0 {
 		return fmt.Errorf("Auto Scaling Group %s: decrease target size by %d: delta must be negative", g.name, delta)
 	}
@@ -220,11 +221,11 @@ func (g *nodeGroup) DecreaseTargetSize(delta int) error {
 	case to < lo:
 		return fmt.Errorf("Auto Scaling Group %s: cannot decrease target size by %d to %d: below min size %d", g.name, -delta, to, lo)
 	}
-	return g.setDesired(from, to, "decrease target size")
+	return g.setDesired(ctx, from, to, "decrease target size")
 }
 
-func (g *nodeGroup) setDesired(from, to int, op string) error {
-	ctx, cancel := g.cloud.opContext()
+func (g *nodeGroup) setDesired(ctx context.Context, from, to int, op string) error {
+	ctx, cancel := g.cloud.opContext(ctx)
 	defer cancel()
 	_, err := g.cloud.api.AutoScaling.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{
 		AutoScalingGroupName: aws.String(g.name),
@@ -251,7 +252,7 @@ func (g *nodeGroup) setDesired(from, to int, op string) error {
 // so the group does not replace them. Placeholders (instances not launched)
 // are removed by lowering the desired capacity. It refuses nodes of other
 // groups and going below the minimum size, before making any call.
-func (g *nodeGroup) DeleteNodes(nodes []*corev1.Node) error {
+func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	if len(nodes) == 0 {
 		return nil
 	}
@@ -309,12 +310,12 @@ func (g *nodeGroup) DeleteNodes(nodes []*corev1.Node) error {
 	g.cloud.mu.Unlock()
 
 	if placeholders > 0 {
-		if err := g.setDesired(from, from-placeholders, "delete unlaunched placeholder instances"); err != nil {
+		if err := g.setDesired(ctx, from, from-placeholders, "delete unlaunched placeholder instances"); err != nil {
 			return err
 		}
 	}
 	for i, id := range terminate {
-		if err := g.terminate(id); err != nil {
+		if err := g.terminate(ctx, id); err != nil {
 			if i > 0 {
 				return fmt.Errorf("%w (%d of %d instance(s) were terminated before)", err, i, len(terminate))
 			}
@@ -324,8 +325,8 @@ func (g *nodeGroup) DeleteNodes(nodes []*corev1.Node) error {
 	return nil
 }
 
-func (g *nodeGroup) terminate(id string) error {
-	ctx, cancel := g.cloud.opContext()
+func (g *nodeGroup) terminate(ctx context.Context, id string) error {
+	ctx, cancel := g.cloud.opContext(ctx)
 	defer cancel()
 	out, err := g.cloud.api.AutoScaling.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
 		InstanceId:                     aws.String(id),
@@ -384,7 +385,7 @@ func (g *nodeGroup) Nodes() ([]cloudprovider.Instance, error) {
 
 // TemplateNodeInfo is the node the group would launch next, for scale
 // from zero.
-func (g *nodeGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+func (g *nodeGroup) TemplateNodeInfo(ctx context.Context) (*cloudprovider.NodeTemplate, error) {
 	g.cloud.mu.Lock()
 	defer g.cloud.mu.Unlock()
 	if g.st.template == nil {

@@ -108,7 +108,7 @@ func TestLaunchWatchTellsOfAStockOutWithoutARefresh(t *testing.T) {
 	spot, ondemand := groupByID(t, c, "spot"), groupByID(t, c, "ondemand")
 	e.srv.ResetRequests()
 	for _, g := range []cloudprovider.NodeGroup{spot, ondemand} {
-		if err := g.IncreaseSize(2); err != nil {
+		if err := g.IncreaseSize(context.Background(), 2); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,7 +141,7 @@ func TestLaunchWatchTellsOfAStockOutWithoutARefresh(t *testing.T) {
 		t.Fatalf("the report is not logged:\n%s", e.log.String())
 	}
 	// The node loop's refresh reads the same failure.
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if instances, _ := spot.Nodes(); instances[0].Status.ErrorInfo == nil {
@@ -163,7 +163,7 @@ func TestLaunchWatchReadsOncePerIntervalAndEndsInService(t *testing.T) {
 	web := groupByID(t, c, "web")
 	e.srv.ResetRequests()
 	start := e.clock.Now()
-	if err := web.IncreaseSize(2); err != nil {
+	if err := web.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Reconcile()
@@ -220,7 +220,7 @@ func TestLaunchWatchKeepsWatchingThroughAPIErrors(t *testing.T) {
 	e.srv.FailRequests("DescribeScalingActivities", DefaultMaxAttempts, awstest.Throttling())
 	e.srv.FailRequests("DescribeScalingActivities", DefaultMaxAttempts, awstest.ServiceUnavailable())
 	e.srv.ResetRequests()
-	if err := spot.IncreaseSize(1); err != nil {
+	if err := spot.IncreaseSize(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Reconcile()
@@ -259,11 +259,11 @@ func TestRefreshKeepsTheLastFailureWhenActivitiesCannotBeRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	spot := groupByID(t, c, "spot")
-	if err := spot.IncreaseSize(1); err != nil {
+	if err := spot.IncreaseSize(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Reconcile()
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if instances, _ := spot.Nodes(); len(instances) != 1 || instances[0].Status.ErrorInfo == nil {
@@ -271,7 +271,7 @@ func TestRefreshKeepsTheLastFailureWhenActivitiesCannotBeRead(t *testing.T) {
 	}
 	e.srv.FailRequests("DescribeScalingActivities", DefaultMaxAttempts, awstest.ServiceUnavailable())
 	e.clock.Step(11 * time.Second) // the converging interval
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(e.srv.RequestsOf("DescribeScalingActivities")); n != 1+DefaultMaxAttempts {
@@ -294,7 +294,7 @@ func TestLaunchWatchEnds(t *testing.T) {
 		log string
 	}{
 		"requests cancelled": {end: func(e *env, c *Cloud, g cloudprovider.NodeGroup, _ context.CancelFunc) {
-			if err := g.DecreaseTargetSize(-1); err != nil {
+			if err := g.DecreaseTargetSize(context.Background(), -1); err != nil {
 				e.t.Fatal(err)
 			}
 		}},
@@ -304,7 +304,7 @@ func TestLaunchWatchEnds(t *testing.T) {
 				e.srv.Reconcile()
 				e.clock.Step(31 * time.Second)
 				e.srv.Reconcile()
-				if err := c.Refresh(); err != nil {
+				if err := c.Refresh(context.Background()); err != nil {
 					e.t.Fatal(err)
 				}
 			},
@@ -333,7 +333,7 @@ func TestLaunchWatchEnds(t *testing.T) {
 			defer stop()
 			c, told := e.watchedIn(ctx, cfg)
 			g := groupByID(t, c, "web")
-			if err := g.IncreaseSize(1); err != nil {
+			if err := g.IncreaseSize(context.Background(), 1); err != nil {
 				t.Fatal(err)
 			}
 			if len(watching(c)) != 1 {
@@ -364,7 +364,7 @@ func TestLaunchWatchEnds(t *testing.T) {
 		e := newEnv(t)
 		e.group("web", 0, 5, 0, discoveredTags(nil))
 		c := e.cloud(Config{AutoDiscovery: discovery()}, nil)
-		if err := groupByID(t, c, "web").IncreaseSize(1); err != nil {
+		if err := groupByID(t, c, "web").IncreaseSize(context.Background(), 1); err != nil {
 			t.Fatal(err)
 		}
 		if got := watching(c); len(got) != 0 || e.clock.Waiters() != 1 {

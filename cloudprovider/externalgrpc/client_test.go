@@ -1,6 +1,7 @@
 package externalgrpc_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -24,22 +25,22 @@ func TestClientAgainstServer(t *testing.T) {
 	if a.MinSize() != 1 || a.MaxSize() != 5 {
 		t.Errorf("group a bounds %d..%d, want 1..5", a.MinSize(), a.MaxSize())
 	}
-	if err := a.IncreaseSize(2); err != nil {
+	if err := a.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatalf("IncreaseSize: %v", err)
 	}
 	if size, err := a.TargetSize(); err != nil || size != 4 {
 		t.Errorf("TargetSize = %d, %v; want 4", size, err)
 	}
-	if err := a.IncreaseSize(9); err == nil || !strings.Contains(err.Error(), "NodeGroupIncreaseSize (node group a)") ||
+	if err := a.IncreaseSize(context.Background(), 9); err == nil || !strings.Contains(err.Error(), "NodeGroupIncreaseSize (node group a)") ||
 		!strings.Contains(err.Error(), "would exceed max 5") {
 		t.Errorf("IncreaseSize beyond max = %v, want an error naming the RPC, the group and the server's reason", err)
 	}
 	node := &corev1.Node{}
 	node.Name, node.Spec.ProviderID, node.Labels = "n1", "fake://a-0", map[string]string{"group": "a"}
-	if err := a.DeleteNodes([]*corev1.Node{node}); err != nil {
+	if err := a.DeleteNodes(context.Background(), []*corev1.Node{node}); err != nil {
 		t.Fatalf("DeleteNodes: %v", err)
 	}
-	if err := a.DecreaseTargetSize(-1); err != nil {
+	if err := a.DecreaseTargetSize(context.Background(), -1); err != nil {
 		t.Fatalf("DecreaseTargetSize: %v", err)
 	}
 	if got := cloud.groups[0]; got.size != 2 || !reflect.DeepEqual(got.deleted, []string{"n1=fake://a-0"}) {
@@ -73,7 +74,7 @@ func TestTemplateAndGroupsAreAskedOncePerRefresh(t *testing.T) {
 	p := client(t, plain(addr))
 	b := group(t, p, "b")
 	for range 3 {
-		tmpl, err := b.TemplateNodeInfo()
+		tmpl, err := b.TemplateNodeInfo(context.Background())
 		if err != nil {
 			t.Fatalf("TemplateNodeInfo: %v", err)
 		}
@@ -90,7 +91,7 @@ func TestTemplateAndGroupsAreAskedOncePerRefresh(t *testing.T) {
 		t.Errorf("the server was asked for the groups %d times in one iteration, want 1", n)
 	}
 	b = group(t, p, "b")
-	if _, err := b.TemplateNodeInfo(); err != nil {
+	if _, err := b.TemplateNodeInfo(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := cloud.called("NodeGroupTemplateNodeInfo"); n != 2 {
@@ -102,7 +103,7 @@ func TestUnimplementedOptionalMethods(t *testing.T) {
 	addr, _ := serve(t, newFakeCloud(), nil, "127.0.0.1:0")
 	p := client(t, plain(addr))
 	a := group(t, p, "a")
-	if _, err := a.TemplateNodeInfo(); !errors.Is(err, cloudprovider.ErrNotImplemented) {
+	if _, err := a.TemplateNodeInfo(context.Background()); !errors.Is(err, cloudprovider.ErrNotImplemented) {
 		t.Errorf("TemplateNodeInfo of a group without one = %v, want ErrNotImplemented", err)
 	}
 	if _, err := a.GetOptions(cloudprovider.NodeGroupAutoscalingOptions{}); !errors.Is(err, cloudprovider.ErrNotImplemented) {
@@ -117,16 +118,24 @@ func TestUnimplementedOptionalMethods(t *testing.T) {
 	}
 }
 
-func TestCallTimesOut(t *testing.T) {
+// unanswered is group a of a server that answers no call until the test
+// ends, with the provider's grpc_timeout.
+func unanswered(t *testing.T, timeout string) cloudprovider.NodeGroup {
+	t.Helper()
 	cloud := newFakeCloud()
 	addr, _ := serve(t, cloud, nil, "127.0.0.1:0")
-	p := client(t, plain(addr)+"grpc_timeout: 200ms\n")
+	p := client(t, plain(addr)+"grpc_timeout: "+timeout+"\n")
 	a := group(t, p, "a")
 	release := make(chan struct{})
 	cloud.mu.Lock()
 	cloud.block = release
 	cloud.mu.Unlock()
-	defer close(release)
+	t.Cleanup(func() { close(release) })
+	return a
+}
+
+func TestCallTimesOut(t *testing.T) {
+	a := unanswered(t, "200ms")
 	start := time.Now()
 	size, err := a.TargetSize()
 	if status.Code(errors.Unwrap(err)) != codes.DeadlineExceeded {
@@ -137,22 +146,38 @@ func TestCallTimesOut(t *testing.T) {
 	}
 }
 
+// A call the server never answers ends with the caller's context (the
+// node loop's iteration), long before the provider's own timeout.
+func TestCallEndsWithTheCallersContext(t *testing.T) {
+	a := unanswered(t, "10m")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := a.IncreaseSize(ctx, 1)
+	if status.Code(errors.Unwrap(err)) != codes.DeadlineExceeded {
+		t.Fatalf("IncreaseSize against a server that does not answer = %v; want DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("the call took %v with a 200ms deadline", took)
+	}
+}
+
 func TestClientReconnectsAfterServerRestart(t *testing.T) {
 	cloud := newFakeCloud()
 	addr, stop := serve(t, cloud, nil, "127.0.0.1:0")
 	p := client(t, plain(addr))
-	if err := p.Refresh(); err != nil {
+	if err := p.Refresh(context.Background()); err != nil {
 		t.Fatalf("Refresh: %v", err)
 	}
 	stop()
-	if err := p.Refresh(); err == nil {
+	if err := p.Refresh(context.Background()); err == nil {
 		t.Fatal("Refresh with the server stopped succeeded")
 	}
 	if groups := p.NodeGroups(); len(groups) != 0 {
 		t.Errorf("after a failed Refresh the provider still has groups %v", groups)
 	}
 	serve(t, cloud, nil, addr)
-	eventually(t, 30*time.Second, "Refresh after the server restarted", p.Refresh)
+	eventually(t, 30*time.Second, "Refresh after the server restarted", func() error { return p.Refresh(context.Background()) })
 	if n := len(p.NodeGroups()); n != 2 {
 		t.Errorf("after the restart the provider has %d groups, want 2", n)
 	}

@@ -1,6 +1,7 @@
 package externalgrpc_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -66,9 +67,9 @@ func (c *fakeCloud) NodeGroupForNode(n *corev1.Node) (cloudprovider.NodeGroup, e
 func (c *fakeCloud) Pricing() (cloudprovider.PricingModel, error) {
 	return nil, cloudprovider.ErrNotImplemented
 }
-func (c *fakeCloud) GPULabel() string { return "fake/gpu" }
-func (c *fakeCloud) Refresh() error   { return nil }
-func (c *fakeCloud) Cleanup() error   { return nil }
+func (c *fakeCloud) GPULabel() string                  { return "fake/gpu" }
+func (c *fakeCloud) Refresh(ctx context.Context) error { return nil }
+func (c *fakeCloud) Cleanup() error                    { return nil }
 
 func (g *fakeGroup) Id() string   { return g.id }
 func (g *fakeGroup) MinSize() int { return g.min }
@@ -84,7 +85,13 @@ func (g *fakeGroup) TargetSize() (int, error) {
 	defer g.cloud.mu.Unlock()
 	return g.size, nil
 }
-func (g *fakeGroup) IncreaseSize(delta int) error {
+func (g *fakeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	g.cloud.mu.Lock()
+	block := g.cloud.block
+	g.cloud.mu.Unlock()
+	if block != nil {
+		<-block
+	}
 	g.cloud.mu.Lock()
 	defer g.cloud.mu.Unlock()
 	if g.size+delta > g.max {
@@ -93,13 +100,13 @@ func (g *fakeGroup) IncreaseSize(delta int) error {
 	g.size += delta
 	return nil
 }
-func (g *fakeGroup) DecreaseTargetSize(delta int) error {
+func (g *fakeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	g.cloud.mu.Lock()
 	defer g.cloud.mu.Unlock()
 	g.size += delta
 	return nil
 }
-func (g *fakeGroup) DeleteNodes(nodes []*corev1.Node) error {
+func (g *fakeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	g.cloud.mu.Lock()
 	defer g.cloud.mu.Unlock()
 	for _, n := range nodes {
@@ -109,7 +116,7 @@ func (g *fakeGroup) DeleteNodes(nodes []*corev1.Node) error {
 	return nil
 }
 func (g *fakeGroup) Nodes() ([]cloudprovider.Instance, error) { return g.instances, nil }
-func (g *fakeGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+func (g *fakeGroup) TemplateNodeInfo(ctx context.Context) (*cloudprovider.NodeTemplate, error) {
 	if g.template == nil {
 		return nil, cloudprovider.ErrNotImplemented
 	}

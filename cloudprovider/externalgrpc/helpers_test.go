@@ -73,7 +73,7 @@ func client(t *testing.T, config string) *externalgrpc.Provider {
 // group is the provider's group with id, after a Refresh.
 func group(t *testing.T, p *externalgrpc.Provider, id string) cloudprovider.NodeGroup {
 	t.Helper()
-	if err := p.Refresh(); err != nil {
+	if err := p.Refresh(context.Background()); err != nil {
 		t.Fatalf("Refresh: %v", err)
 	}
 	for _, g := range p.NodeGroups() {

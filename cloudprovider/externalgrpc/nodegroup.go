@@ -48,28 +48,28 @@ func (g *nodeGroup) TargetSize() (int, error) {
 }
 
 // IncreaseSize implements cloudprovider.NodeGroup.
-func (g *nodeGroup) IncreaseSize(delta int) error {
-	_, err := call(g.rpc, "NodeGroupIncreaseSize", g.id, func(ctx context.Context) (*protos.NodeGroupIncreaseSizeResponse, error) {
+func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	_, err := callIn(ctx, g.rpc, "NodeGroupIncreaseSize", g.id, func(ctx context.Context) (*protos.NodeGroupIncreaseSizeResponse, error) {
 		return g.rpc.client.NodeGroupIncreaseSize(ctx, &protos.NodeGroupIncreaseSizeRequest{Id: g.id, Delta: int32(delta)})
 	})
 	return err
 }
 
 // DecreaseTargetSize implements cloudprovider.NodeGroup.
-func (g *nodeGroup) DecreaseTargetSize(delta int) error {
-	_, err := call(g.rpc, "NodeGroupDecreaseTargetSize", g.id, func(ctx context.Context) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
+func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	_, err := callIn(ctx, g.rpc, "NodeGroupDecreaseTargetSize", g.id, func(ctx context.Context) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
 		return g.rpc.client.NodeGroupDecreaseTargetSize(ctx, &protos.NodeGroupDecreaseTargetSizeRequest{Id: g.id, Delta: int32(delta)})
 	})
 	return err
 }
 
 // DeleteNodes implements cloudprovider.NodeGroup.
-func (g *nodeGroup) DeleteNodes(nodes []*corev1.Node) error {
+func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	req := &protos.NodeGroupDeleteNodesRequest{Id: g.id}
 	for _, n := range nodes {
 		req.Nodes = append(req.Nodes, NodeToProto(n))
 	}
-	_, err := call(g.rpc, "NodeGroupDeleteNodes", g.id, func(ctx context.Context) (*protos.NodeGroupDeleteNodesResponse, error) {
+	_, err := callIn(ctx, g.rpc, "NodeGroupDeleteNodes", g.id, func(ctx context.Context) (*protos.NodeGroupDeleteNodesResponse, error) {
 		return g.rpc.client.NodeGroupDeleteNodes(ctx, req)
 	})
 	return err
@@ -93,11 +93,11 @@ func (g *nodeGroup) Nodes() ([]cloudprovider.Instance, error) {
 // TemplateNodeInfo implements cloudprovider.NodeGroup with the node the
 // server describes (its protobuf encoding); the protocol carries no pods.
 // A server that sends no node gives an error, not an empty template.
-func (g *nodeGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+func (g *nodeGroup) TemplateNodeInfo(ctx context.Context) (*cloudprovider.NodeTemplate, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.template == nil {
-		node, err := g.fetchTemplate()
+		node, err := g.fetchTemplate(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -106,8 +106,8 @@ func (g *nodeGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
 	return &cloudprovider.NodeTemplate{Node: g.template.DeepCopy()}, nil
 }
 
-func (g *nodeGroup) fetchTemplate() (*corev1.Node, error) {
-	resp, err := call(g.rpc, "NodeGroupTemplateNodeInfo", g.id, func(ctx context.Context) (*protos.NodeGroupTemplateNodeInfoResponse, error) {
+func (g *nodeGroup) fetchTemplate(ctx context.Context) (*corev1.Node, error) {
+	resp, err := callIn(ctx, g.rpc, "NodeGroupTemplateNodeInfo", g.id, func(ctx context.Context) (*protos.NodeGroupTemplateNodeInfoResponse, error) {
 		return g.rpc.client.NodeGroupTemplateNodeInfo(ctx, &protos.NodeGroupTemplateNodeInfoRequest{Id: g.id})
 	})
 	if err != nil {

@@ -84,7 +84,13 @@ func NewWithClient(ctx context.Context, client protos.CloudProviderClient, timeo
 // call runs one RPC with the timeout. Its error names the RPC and, when
 // given, the node group; Unimplemented becomes ErrNotImplemented.
 func call[T any](r rpc, name, group string, f func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
+	return callIn(r.ctx, r, name, group, f)
+}
+
+// callIn is call within ctx: the node loop's iteration, whose deadline
+// ends an RPC that hangs.
+func callIn[T any](ctx context.Context, r rpc, name, group string, f func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	r.log.V(5).Info("gRPC call", "rpc", name, "nodeGroup", group)
 	out, err := f(ctx)
@@ -108,11 +114,11 @@ func (p *Provider) Name() string { return ProviderName }
 // Refresh asks the server to refresh, drops what was kept from the last
 // iteration and reads the node groups again: an iteration whose groups are
 // unknown fails here rather than going on with none.
-func (p *Provider) Refresh() error {
+func (p *Provider) Refresh(ctx context.Context) error {
 	p.mu.Lock()
 	p.loaded, p.groups, p.forNode = false, nil, map[string]*nodeGroup{}
 	p.mu.Unlock()
-	if _, err := call(p.rpc, "Refresh", "", func(ctx context.Context) (*protos.RefreshResponse, error) {
+	if _, err := callIn(ctx, p.rpc, "Refresh", "", func(ctx context.Context) (*protos.RefreshResponse, error) {
 		return p.rpc.client.Refresh(ctx, &protos.RefreshRequest{})
 	}); err != nil {
 		return err

@@ -70,7 +70,7 @@ func New(client kubernetes.Interface, cfg *Config, opts ...Option) (*Cloud, erro
 // launches requested nodes when their provisioning delay has passed, until
 // ctx ends.
 func (c *Cloud) Start(ctx context.Context) error {
-	if err := c.Refresh(); err != nil {
+	if err := c.Refresh(ctx); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -230,8 +230,8 @@ func (c *Cloud) Cleanup() error { return nil }
 // Refresh reconciles the cloud's machines with the Node objects: a Node of
 // one of its groups that it does not know is adopted, and a registered
 // machine whose Node was deleted is gone.
-func (c *Cloud) Refresh() error {
-	nodes, err := c.client.CoreV1().Nodes().List(context.TODO(), metav1.ListOptions{})
+func (c *Cloud) Refresh(ctx context.Context) error {
+	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("local cloud: list nodes: %w", err)
 	}

@@ -47,7 +47,10 @@ func (g *nodeGroup) TargetSize() (int, error) {
 
 // IncreaseSize requests delta machines; they appear after the group's
 // provisioning delay.
-func (g *nodeGroup) IncreaseSize(delta int) error {
+func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("node group %s: increase size: %w", g.spec.Name, err)
+	}
 	if delta <= 0 {
 		return fmt.Errorf("node group %s: increase size by %d: delta must be positive", g.spec.Name, delta)
 	}
@@ -95,7 +98,10 @@ func nodeNumber(group, name string) (int, bool) {
 
 // DecreaseTargetSize cancels -delta machines that have not registered,
 // failed ones first. It never touches a registered node.
-func (g *nodeGroup) DecreaseTargetSize(delta int) error {
+func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("node group %s: decrease target size: %w", g.spec.Name, err)
+	}
 	if delta >= 0 {
 		return fmt.Errorf("node group %s: decrease target size by %d: delta must be negative", g.spec.Name, delta)
 	}
@@ -124,7 +130,7 @@ func (g *nodeGroup) DecreaseTargetSize(delta int) error {
 
 // DeleteNodes removes the machines of the given nodes and their Node
 // objects. It refuses to take the group below its minimum size.
-func (g *nodeGroup) DeleteNodes(nodes []*corev1.Node) error {
+func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	names := make([]string, 0, len(nodes))
 	g.cloud.mu.Lock()
 	for _, n := range nodes {
@@ -149,7 +155,7 @@ func (g *nodeGroup) DeleteNodes(nodes []*corev1.Node) error {
 	g.cloud.mu.Unlock()
 
 	for _, name := range names {
-		err := g.cloud.client.CoreV1().Nodes().Delete(context.TODO(), name, metav1.DeleteOptions{})
+		err := g.cloud.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			g.cloud.mu.Lock()
 			g.instances[name].state = cloudprovider.InstanceRunning
@@ -180,7 +186,7 @@ func (g *nodeGroup) Nodes() ([]cloudprovider.Instance, error) {
 }
 
 // TemplateNodeInfo is the node the group would create next.
-func (g *nodeGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+func (g *nodeGroup) TemplateNodeInfo(ctx context.Context) (*cloudprovider.NodeTemplate, error) {
 	g.cloud.mu.Lock()
 	spec := g.spec
 	g.cloud.mu.Unlock()

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,15 +23,15 @@ func (g *nodeGroup) MaxSize() int { return g.spec.MaxSize }
 // TargetSize is the number of the group's nodes in the snapshot.
 func (g *nodeGroup) TargetSize() (int, error) { return len(g.nodes), nil }
 
-func (g *nodeGroup) IncreaseSize(delta int) error {
+func (g *nodeGroup) IncreaseSize(ctx context.Context, delta int) error {
 	return fmt.Errorf("node group %s: increase size by %d: %w", g.spec.Name, delta, ErrReadOnly)
 }
 
-func (g *nodeGroup) DecreaseTargetSize(delta int) error {
+func (g *nodeGroup) DecreaseTargetSize(ctx context.Context, delta int) error {
 	return fmt.Errorf("node group %s: decrease target size by %d: %w", g.spec.Name, -delta, ErrReadOnly)
 }
 
-func (g *nodeGroup) DeleteNodes(nodes []*corev1.Node) error {
+func (g *nodeGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	return fmt.Errorf("node group %s: delete %d node(s): %w", g.spec.Name, len(nodes), ErrReadOnly)
 }
 
@@ -47,7 +48,7 @@ func (g *nodeGroup) Nodes() ([]cloudprovider.Instance, error) {
 // would register: its name, providerID, taints of a node going away and
 // conditions other than Ready cleared. The node loop builds templates from
 // live nodes itself; this serves when it asks the provider.
-func (g *nodeGroup) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+func (g *nodeGroup) TemplateNodeInfo(ctx context.Context) (*cloudprovider.NodeTemplate, error) {
 	if len(g.nodes) == 0 {
 		return nil, fmt.Errorf("node group %s has no node in the snapshot to copy: %w", g.spec.Name, cloudprovider.ErrNotImplemented)
 	}

@@ -6,6 +6,7 @@
 package snapshot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -137,7 +138,7 @@ func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
 func (c *Cloud) GPULabel() string { return "nvidia.com/gpu.present" }
 
 // Refresh does nothing: the snapshot does not change.
-func (c *Cloud) Refresh() error { return nil }
+func (c *Cloud) Refresh(ctx context.Context) error { return nil }
 
 // Cleanup does nothing.
 func (c *Cloud) Cleanup() error { return nil }

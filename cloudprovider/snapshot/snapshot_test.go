@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -34,14 +35,14 @@ func TestDiscoveredGroups(t *testing.T) {
 	if g, err := c.NodeGroupForNode(nodes[3]); g != nil || err != nil {
 		t.Errorf("group of an unlabelled node %v, %v; want none", g, err)
 	}
-	tmpl, err := groups[1].TemplateNodeInfo()
+	tmpl, err := groups[1].TemplateNodeInfo(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ts := tmpl.Node.Spec.Taints; len(ts) != 1 || ts[0].Key != "dedicated" || tmpl.Node.Spec.ProviderID != "" {
 		t.Errorf("template taints %v, providerID %q: want the group's own taint only and no providerID", ts, tmpl.Node.Spec.ProviderID)
 	}
-	for _, err := range []error{groups[0].IncreaseSize(1), groups[0].DeleteNodes(nodes[:1]), groups[0].DecreaseTargetSize(-1)} {
+	for _, err := range []error{groups[0].IncreaseSize(context.Background(), 1), groups[0].DeleteNodes(context.Background(), nodes[:1]), groups[0].DecreaseTargetSize(context.Background(), -1)} {
 		if !errors.Is(err, ErrReadOnly) {
 			t.Errorf("change: %v, want ErrReadOnly", err)
 		}
@@ -57,7 +58,7 @@ func TestGivenGroupsAndLabel(t *testing.T) {
 	if g, _ := c.NodeGroupForNode(nodes[0]); g == nil || g.Id() != "a" || g.MaxSize() != 4 {
 		t.Errorf("group of a1 %v, want a (max 4)", g)
 	}
-	if _, err := c.NodeGroups()[1].TemplateNodeInfo(); !errors.Is(err, cloudprovider.ErrNotImplemented) {
+	if _, err := c.NodeGroups()[1].TemplateNodeInfo(context.Background()); !errors.Is(err, cloudprovider.ErrNotImplemented) {
 		t.Errorf("template of a group without nodes: %v, want ErrNotImplemented", err)
 	}
 	if _, err := New(nodes, Config{Labels: []string{"pool"}, Groups: []cloudprovider.NodeGroupSpec{{MaxSize: 1, Name: "a"}}}); err == nil {

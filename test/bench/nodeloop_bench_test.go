@@ -20,6 +20,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/benchgen"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app/nodeopts"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
@@ -172,7 +173,7 @@ func (t *tidal) newLoop(b *testing.B) *core.NodeLoop {
 	loop, err := core.NewNodeLoop(t.ctx, core.Config{
 		Cloud: t.cloud, Client: t.client, Factory: t.factory, Metrics: core.NewMetrics(t.metrics, false),
 		Recorder: t.events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: app.ComponentName}),
-		Options:  core.OptionsFromConfig(t.opts),
+		Options:  nodeopts.FromConfig(t.opts),
 	})
 	if err != nil {
 		b.Fatal(err)

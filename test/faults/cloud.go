@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -174,18 +175,18 @@ type faultyGroup struct {
 	f *CloudFaults
 }
 
-func (g faultyGroup) IncreaseSize(delta int) error {
+func (g faultyGroup) IncreaseSize(ctx context.Context, delta int) error {
 	if err := g.f.before("IncreaseSize", IncreaseSizeError); err != nil {
 		return err
 	}
-	err := g.NodeGroup.IncreaseSize(delta)
+	err := g.NodeGroup.IncreaseSize(ctx, delta)
 	g.f.recordTarget(g.NodeGroup)
 	return err
 }
 
-func (g faultyGroup) DeleteNodes(nodes []*corev1.Node) error {
+func (g faultyGroup) DeleteNodes(ctx context.Context, nodes []*corev1.Node) error {
 	if err := g.f.before("DeleteNodes", DeleteNodesError); err != nil {
 		return err
 	}
-	return g.NodeGroup.DeleteNodes(nodes)
+	return g.NodeGroup.DeleteNodes(ctx, nodes)
 }

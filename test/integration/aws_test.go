@@ -110,7 +110,7 @@ func startAWSEnv(t *testing.T, min, max int, opts ...awstest.Option) *awsEnv {
 	if g == nil {
 		t.Fatalf("the provider did not discover %s", e.asg)
 	}
-	tmpl, err := g.TemplateNodeInfo()
+	tmpl, err := g.TemplateNodeInfo(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 	if g == nil || g.MinSize() != 1 || g.MaxSize() != 5 {
 		t.Fatalf("group %v", g)
 	}
-	if err := g.IncreaseSize(2); err != nil {
+	if err := g.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 30*time.Second, "3 Ready Nodes with the instances' providerIDs", func(ctx context.Context) (bool, error) {
@@ -428,7 +428,7 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 		return ready == 3, err
 	})
 	poll(t, 10*time.Second, "the provider to see 3 running instances", func(context.Context) (bool, error) {
-		if err := p.Refresh(); err != nil {
+		if err := p.Refresh(context.Background()); err != nil {
 			return false, err
 		}
 		instances, err := g.Nodes()
@@ -454,7 +454,7 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 	// Remove one node: its instance is terminated without replacement and
 	// its Node goes.
 	victim := nodes[0]
-	if err := g.DeleteNodes([]*corev1.Node{&victim}); err != nil {
+	if err := g.DeleteNodes(context.Background(), []*corev1.Node{&victim}); err != nil {
 		t.Fatalf("delete node: %v", err)
 	}
 	poll(t, 20*time.Second, "the deleted node's Node to go", func(ctx context.Context) (bool, error) {
@@ -468,11 +468,11 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 	if len(terms) != 1 || terms[0].Params.Get("ShouldDecrementDesiredCapacity") != "true" || !strings.HasSuffix(victim.Spec.ProviderID, "/"+terms[0].Params.Get("InstanceId")) {
 		t.Fatalf("terminate requests %+v for node %s (%s)", terms, victim.Name, victim.Spec.ProviderID)
 	}
-	if err := p.Refresh(); err != nil {
+	if err := p.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	rest := []*corev1.Node{&nodes[1], &nodes[2]}
-	if err := g.DeleteNodes(rest); err == nil || !strings.Contains(err.Error(), "below min size 1") {
+	if err := g.DeleteNodes(context.Background(), rest); err == nil || !strings.Contains(err.Error(), "below min size 1") {
 		t.Fatalf("deleting every node of a min-1 group: %v", err)
 	}
 
@@ -481,11 +481,11 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 	if err := e.srv.SetLaunchFailure(e.asg, awstest.InsufficientCapacity("m5.xlarge", "us-east-1a")); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.IncreaseSize(1); err != nil {
+	if err := g.IncreaseSize(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 20*time.Second, "the placeholder to carry an OutOfResources error", func(context.Context) (bool, error) {
-		if err := p.Refresh(); err != nil {
+		if err := p.Refresh(context.Background()); err != nil {
 			return false, err
 		}
 		instances, err := g.Nodes()
@@ -496,13 +496,13 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 		}
 		return false, err
 	})
-	if err := g.DecreaseTargetSize(-1); err != nil {
+	if err := g.DecreaseTargetSize(context.Background(), -1); err != nil {
 		t.Fatalf("cancel the failed request: %v", err)
 	}
 	if d := e.group(t).DesiredCapacity; d != 2 {
 		t.Fatalf("desired capacity %d after cancelling, want 2", d)
 	}
-	if err := g.DecreaseTargetSize(-1); err == nil {
+	if err := g.DecreaseTargetSize(context.Background(), -1); err == nil {
 		t.Fatal("DecreaseTargetSize removed a running instance")
 	}
 	if nodes, _ := e.nodes(ctx); len(nodes) != 2 {

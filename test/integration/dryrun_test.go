@@ -44,19 +44,19 @@ type countedGroup struct {
 	calls *atomic.Int64
 }
 
-func (g countedGroup) IncreaseSize(d int) error {
+func (g countedGroup) IncreaseSize(ctx context.Context, d int) error {
 	g.calls.Add(1)
-	return g.NodeGroup.IncreaseSize(d)
+	return g.NodeGroup.IncreaseSize(context.Background(), d)
 }
 
-func (g countedGroup) DecreaseTargetSize(d int) error {
+func (g countedGroup) DecreaseTargetSize(ctx context.Context, d int) error {
 	g.calls.Add(1)
-	return g.NodeGroup.DecreaseTargetSize(d)
+	return g.NodeGroup.DecreaseTargetSize(context.Background(), d)
 }
 
-func (g countedGroup) DeleteNodes(n []*corev1.Node) error {
+func (g countedGroup) DeleteNodes(ctx context.Context, n []*corev1.Node) error {
 	g.calls.Add(1)
-	return g.NodeGroup.DeleteNodes(n)
+	return g.NodeGroup.DeleteNodes(context.Background(), n)
 }
 
 // TestDryRunBesideARealTidal runs tidal in --dry-run beside a real tidal,

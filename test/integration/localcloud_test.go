@@ -44,11 +44,11 @@ func TestLocalCloudGrowsAndShrinks(t *testing.T) {
 		nodes, err := groupNodes(ctx, "lcg")
 		return len(nodes) == 1, err
 	})
-	if err := g.IncreaseSize(3); err == nil || !strings.Contains(err.Error(), "exceed max size 3") {
+	if err := g.IncreaseSize(context.Background(), 3); err == nil || !strings.Contains(err.Error(), "exceed max size 3") {
 		t.Fatalf("increase beyond max: got %v", err)
 	}
 	requested := time.Now()
-	if err := g.IncreaseSize(2); err != nil {
+	if err := g.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatalf("increase: %v", err)
 	}
 	if size, _ := g.TargetSize(); size != 3 {
@@ -82,10 +82,10 @@ func TestLocalCloudGrowsAndShrinks(t *testing.T) {
 	if err != nil || ng == nil || ng.Id() != "lcg" {
 		t.Fatalf("NodeGroupForNode(%s) = %v, %v", nodes[0].Name, ng, err)
 	}
-	if err := g.DeleteNodes([]*corev1.Node{&nodes[0], &nodes[1], &nodes[2]}); err == nil || !strings.Contains(err.Error(), "below min size 1") {
+	if err := g.DeleteNodes(context.Background(), []*corev1.Node{&nodes[0], &nodes[1], &nodes[2]}); err == nil || !strings.Contains(err.Error(), "below min size 1") {
 		t.Fatalf("deleting every node of a min-1 group: got %v", err)
 	}
-	if err := g.DeleteNodes([]*corev1.Node{&nodes[0]}); err != nil {
+	if err := g.DeleteNodes(context.Background(), []*corev1.Node{&nodes[0]}); err != nil {
 		t.Fatalf("delete node: %v", err)
 	}
 	poll(t, 10*time.Second, "2 nodes left", func(ctx context.Context) (bool, error) {
@@ -120,7 +120,7 @@ func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
 	if err := cloud.SetFault("lcf", local.FaultOutOfCapacity); err != nil {
 		t.Fatalf("set fault: %v", err)
 	}
-	if err := g.IncreaseSize(2); err != nil {
+	if err := g.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatalf("increase: %v", err)
 	}
 	select {
@@ -137,7 +137,7 @@ func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
 	if nodes, _ := groupNodes(context.Background(), "lcf"); len(nodes) != 0 {
 		t.Fatalf("%d nodes created despite the capacity fault", len(nodes))
 	}
-	if err := g.DecreaseTargetSize(-2); err != nil {
+	if err := g.DecreaseTargetSize(context.Background(), -2); err != nil {
 		t.Fatalf("cancel failed instances: %v", err)
 	}
 	if size, _ := g.TargetSize(); size != 0 {
@@ -146,20 +146,20 @@ func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
 	if err := cloud.SetFault("lcf", local.FaultAPIError); err != nil {
 		t.Fatalf("set fault: %v", err)
 	}
-	if err := g.IncreaseSize(1); err == nil || !strings.Contains(err.Error(), "refused") {
+	if err := g.IncreaseSize(context.Background(), 1); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("increase under api-error fault: got %v", err)
 	}
 	if err := cloud.SetFault("lcf", local.NoFault); err != nil {
 		t.Fatalf("clear fault: %v", err)
 	}
-	if err := g.IncreaseSize(1); err != nil {
+	if err := g.IncreaseSize(context.Background(), 1); err != nil {
 		t.Fatalf("increase after clearing the fault: %v", err)
 	}
 	poll(t, 10*time.Second, "a node once the fault is cleared", func(ctx context.Context) (bool, error) {
 		nodes, err := groupNodes(ctx, "lcf")
 		return len(nodes) == 1, err
 	})
-	if err := g.DecreaseTargetSize(-1); err == nil {
+	if err := g.DecreaseTargetSize(context.Background(), -1); err == nil {
 		t.Fatal("DecreaseTargetSize removed a registered node")
 	}
 }
@@ -167,7 +167,7 @@ func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
 func TestLocalCloudAdoptsExistingNodesAfterRestart(t *testing.T) {
 	deleteNodesOnCleanup(t, "lca-")
 	first, g := startCloud(t, cloudConfig("lca", 0, 5, 0))
-	if err := g.IncreaseSize(2); err != nil {
+	if err := g.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatalf("increase: %v", err)
 	}
 	poll(t, 10*time.Second, "2 nodes", func(ctx context.Context) (bool, error) {
@@ -180,7 +180,7 @@ func TestLocalCloudAdoptsExistingNodesAfterRestart(t *testing.T) {
 	if size, _ := g2.TargetSize(); size != 2 {
 		t.Fatalf("restarted cloud sees target %d, want 2", size)
 	}
-	if err := g2.IncreaseSize(1); err != nil {
+	if err := g2.IncreaseSize(context.Background(), 1); err != nil {
 		t.Fatalf("increase: %v", err)
 	}
 	poll(t, 10*time.Second, "a third node with a fresh name", func(ctx context.Context) (bool, error) {

@@ -26,12 +26,12 @@ func (s *Server) NodeGroupTargetSize(_ context.Context, req *protos.NodeGroupTar
 }
 
 // NodeGroupIncreaseSize implements protos.CloudProviderServer.
-func (s *Server) NodeGroupIncreaseSize(_ context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
+func (s *Server) NodeGroupIncreaseSize(ctx context.Context, req *protos.NodeGroupIncreaseSizeRequest) (*protos.NodeGroupIncreaseSizeResponse, error) {
 	g, err := s.group(req.GetId())
 	if err != nil {
 		return nil, err
 	}
-	if err := g.IncreaseSize(int(req.GetDelta())); err != nil {
+	if err := g.IncreaseSize(ctx, int(req.GetDelta())); err != nil {
 		return nil, answer(err)
 	}
 	return &protos.NodeGroupIncreaseSizeResponse{}, nil
@@ -40,7 +40,7 @@ func (s *Server) NodeGroupIncreaseSize(_ context.Context, req *protos.NodeGroupI
 // NodeGroupDeleteNodes implements protos.CloudProviderServer. The nodes
 // carry what the protocol sends of them (name, providerID, labels,
 // annotations).
-func (s *Server) NodeGroupDeleteNodes(_ context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
+func (s *Server) NodeGroupDeleteNodes(ctx context.Context, req *protos.NodeGroupDeleteNodesRequest) (*protos.NodeGroupDeleteNodesResponse, error) {
 	g, err := s.group(req.GetId())
 	if err != nil {
 		return nil, err
@@ -49,19 +49,19 @@ func (s *Server) NodeGroupDeleteNodes(_ context.Context, req *protos.NodeGroupDe
 	for _, n := range req.GetNodes() {
 		nodes = append(nodes, externalgrpc.NodeFromProto(n))
 	}
-	if err := g.DeleteNodes(nodes); err != nil {
+	if err := g.DeleteNodes(ctx, nodes); err != nil {
 		return nil, answer(err)
 	}
 	return &protos.NodeGroupDeleteNodesResponse{}, nil
 }
 
 // NodeGroupDecreaseTargetSize implements protos.CloudProviderServer.
-func (s *Server) NodeGroupDecreaseTargetSize(_ context.Context, req *protos.NodeGroupDecreaseTargetSizeRequest) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
+func (s *Server) NodeGroupDecreaseTargetSize(ctx context.Context, req *protos.NodeGroupDecreaseTargetSizeRequest) (*protos.NodeGroupDecreaseTargetSizeResponse, error) {
 	g, err := s.group(req.GetId())
 	if err != nil {
 		return nil, err
 	}
-	if err := g.DecreaseTargetSize(int(req.GetDelta())); err != nil {
+	if err := g.DecreaseTargetSize(ctx, int(req.GetDelta())); err != nil {
 		return nil, answer(err)
 	}
 	return &protos.NodeGroupDecreaseTargetSizeResponse{}, nil
@@ -86,12 +86,12 @@ func (s *Server) NodeGroupNodes(_ context.Context, req *protos.NodeGroupNodesReq
 
 // NodeGroupTemplateNodeInfo implements protos.CloudProviderServer with the
 // template's node; its pods have no place in the protocol.
-func (s *Server) NodeGroupTemplateNodeInfo(_ context.Context, req *protos.NodeGroupTemplateNodeInfoRequest) (*protos.NodeGroupTemplateNodeInfoResponse, error) {
+func (s *Server) NodeGroupTemplateNodeInfo(ctx context.Context, req *protos.NodeGroupTemplateNodeInfoRequest) (*protos.NodeGroupTemplateNodeInfoResponse, error) {
 	g, err := s.group(req.GetId())
 	if err != nil {
 		return nil, err
 	}
-	t, err := g.TemplateNodeInfo()
+	t, err := g.TemplateNodeInfo(ctx)
 	if err != nil {
 		return nil, answer(err)
 	}

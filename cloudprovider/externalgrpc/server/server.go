@@ -120,8 +120,8 @@ func (s *Server) Cleanup(context.Context, *protos.CleanupRequest) (*protos.Clean
 }
 
 // Refresh implements protos.CloudProviderServer.
-func (s *Server) Refresh(context.Context, *protos.RefreshRequest) (*protos.RefreshResponse, error) {
-	if err := s.cloud.Refresh(); err != nil {
+func (s *Server) Refresh(ctx context.Context, _ *protos.RefreshRequest) (*protos.RefreshResponse, error) {
+	if err := s.cloud.Refresh(ctx); err != nil {
 		return nil, answer(err)
 	}
 	return &protos.RefreshResponse{}, nil

@@ -24,20 +24,20 @@ func (c oneGroup) NodeGroupForNode(*corev1.Node) (cloudprovider.NodeGroup, error
 }
 func (c oneGroup) Pricing() (cloudprovider.PricingModel, error) { return nil, c.err }
 func (c oneGroup) GPULabel() string                             { return "" }
-func (c oneGroup) Refresh() error                               { return c.err }
+func (c oneGroup) Refresh(ctx context.Context) error            { return c.err }
 func (c oneGroup) Cleanup() error                               { return nil }
 
 type group oneGroup
 
-func (g group) Id() string                               { return "g" }
-func (g group) MinSize() int                             { return 0 }
-func (g group) MaxSize() int                             { return 3 }
-func (g group) TargetSize() (int, error)                 { return 1, g.err }
-func (g group) IncreaseSize(int) error                   { return g.err }
-func (g group) DecreaseTargetSize(int) error             { return g.err }
-func (g group) DeleteNodes([]*corev1.Node) error         { return g.err }
-func (g group) Nodes() ([]cloudprovider.Instance, error) { return nil, g.err }
-func (g group) TemplateNodeInfo() (*cloudprovider.NodeTemplate, error) {
+func (g group) Id() string                                        { return "g" }
+func (g group) MinSize() int                                      { return 0 }
+func (g group) MaxSize() int                                      { return 3 }
+func (g group) TargetSize() (int, error)                          { return 1, g.err }
+func (g group) IncreaseSize(context.Context, int) error           { return g.err }
+func (g group) DecreaseTargetSize(context.Context, int) error     { return g.err }
+func (g group) DeleteNodes(context.Context, []*corev1.Node) error { return g.err }
+func (g group) Nodes() ([]cloudprovider.Instance, error)          { return nil, g.err }
+func (g group) TemplateNodeInfo(ctx context.Context) (*cloudprovider.NodeTemplate, error) {
 	return nil, g.err
 }
 func (g group) GetOptions(cloudprovider.NodeGroupAutoscalingOptions) (*cloudprovider.NodeGroupAutoscalingOptions, error) {

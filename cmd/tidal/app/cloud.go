@@ -99,7 +99,7 @@ func buildLocalCloud(ctx context.Context, client kubernetes.Interface, opts *con
 	}
 	if opts.DryRun {
 		// A shadow's local cloud only reads the nodes: it launches none.
-		if err := cloud.Refresh(); err != nil {
+		if err := cloud.Refresh(ctx); err != nil {
 			return nil, fmt.Errorf("local cloud: %w", err)
 		}
 		return cloud, nil

@@ -14,8 +14,8 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/snapshot"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app/nodeopts"
 	"github.com/tidal-autoscaler/tidal/config"
-	"github.com/tidal-autoscaler/tidal/core"
 	"github.com/tidal-autoscaler/tidal/explain"
 )
 
@@ -73,7 +73,7 @@ func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io
 		}
 		fmt.Fprintln(req.Notes, note)
 	}
-	d, err := explain.Decide(ctx, src, core.OptionsFromConfig(opts))
+	d, err := explain.Decide(ctx, src, nodeopts.FromConfig(opts))
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func runPodLoop(ctx context.Context, env *term, pods controller.PodLister, hpas 
 		Workers:    o.Workers,
 		SyncPeriod: o.SyncPeriod,
 		Observer:   env.podMetrics.observer,
-		OnRescale:  env.provisionAhead,
+		OnRescale:  env.rescaled,
 		Capacity:   env.nodeLoop.CapacityFor,
 
 		BeforeScaleDown: beforeScaleDown,
@@ -283,4 +283,10 @@ func hpaTargetEvents(enqueue func(namespaces []string)) cache.ResourceEventHandl
 		},
 		DeleteFunc: ns,
 	}
+}
+
+// rescaled tells the node loop of a rescale the pod loop made, for
+// provision-ahead.
+func (env *term) rescaled(ctx context.Context, r controller.Rescale) {
+	env.nodeLoop.Rescaled(ctx, r.Namespace, r.Target, r.From, r.To, r.Autoscaler)
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app/nodeopts"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
@@ -178,9 +179,6 @@ type term struct {
 	factory  informers.SharedInformerFactory
 	recorder record.EventRecorder
 	nodeLoop *core.NodeLoop
-	// workloads resolves scale targets for provision-ahead; nil without
-	// the pod loop.
-	workloads *workloads
 }
 
 // runLoops builds informers, the cloud provider and the loops, and runs them
@@ -220,15 +218,12 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 
 	loop, err := core.NewNodeLoop(ctx, core.Config{
 		Cloud: cloud, Client: client, Factory: factory, Recorder: recorder, Metrics: env.nodeMetrics,
-		Options: core.OptionsFromConfig(opts),
+		Options: nodeopts.FromConfig(opts),
 	})
 	if err != nil {
 		return err
 	}
 	t := &term{loopEnv: env, factory: factory, recorder: recorder, nodeLoop: loop}
-	if opts.HPA.Enabled {
-		t.workloads = newWorkloads(factory)
-	}
 	// Both loops are followed from now on: informers that never sync fail
 	// /healthz too.
 	env.health.track(nodeLoopName, loop.LastActivity)

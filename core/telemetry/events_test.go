@@ -1,4 +1,4 @@
-package core
+package telemetry
 
 import (
 	"time"
@@ -16,16 +16,16 @@ import (
 // first written; they are kept and sent after, once.
 func TestStatusEventsBeforeTheConfigMapExistAreSentOnceItDoes(t *testing.T) {
 	rec := record.NewFakeRecorder(10)
-	e := newEventDeduper(rec, clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), false)
-	s := &statusWriter{}
-	e.onStatus(s, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d", "a", 0, 3)
-	e.sendEarlyStatusEvents(s)
+	e := NewEvents(rec, clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), false, nil)
+	s := &statusObject{}
+	e.OnStatus(s, corev1.EventTypeNormal, "ScaledUpGroup", "scale-up: node group %s size %d -> %d", "a", 0, 3)
+	e.SendEarlyStatusEvents(s)
 	if n := len(rec.Events); n != 0 {
 		t.Fatalf("%d events recorded before the ConfigMap exists, want 0", n)
 	}
-	s.setObject(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "tidal-status", Namespace: "kube-system", UID: "u1"}})
-	e.sendEarlyStatusEvents(s)
-	e.sendEarlyStatusEvents(s)
+	s.cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "tidal-status", Namespace: "kube-system", UID: "u1"}}
+	e.SendEarlyStatusEvents(s)
+	e.SendEarlyStatusEvents(s)
 	if n := len(rec.Events); n != 1 {
 		t.Fatalf("%d events after the ConfigMap was written, want the kept one once", n)
 	}
@@ -33,3 +33,8 @@ func TestStatusEventsBeforeTheConfigMapExistAreSentOnceItDoes(t *testing.T) {
 		t.Errorf("event %q, want %q", got, want)
 	}
 }
+
+// statusObject is a status ConfigMap written or not.
+type statusObject struct{ cm *corev1.ConfigMap }
+
+func (s *statusObject) Object() *corev1.ConfigMap { return s.cm }

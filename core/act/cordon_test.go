@@ -1,4 +1,4 @@
-package core
+package act
 
 import (
 	"testing"
@@ -34,7 +34,7 @@ func TestCordonForRemoval(t *testing.T) {
 		if !markNode(n, taint, tc.cordon) {
 			t.Errorf("%s: marking changed nothing", tc.name)
 		}
-		if !hasTaint(n, scaledown.ToBeDeletedTaint) || n.Spec.Unschedulable != tc.wantCordoned || !markedNode(n) {
+		if !HasTaint(n, scaledown.ToBeDeletedTaint) || n.Spec.Unschedulable != tc.wantCordoned || !markedNode(n) {
 			t.Errorf("%s: after marking taints %v unschedulable %v, want the taint and unschedulable %v", tc.name, n.Spec.Taints, n.Spec.Unschedulable, tc.wantCordoned)
 		}
 		if markNode(n, taint, tc.cordon) {
@@ -43,7 +43,7 @@ func TestCordonForRemoval(t *testing.T) {
 		if !unmarkNode(n) {
 			t.Errorf("%s: undoing changed nothing", tc.name)
 		}
-		if hasTaint(n, scaledown.ToBeDeletedTaint) || n.Spec.Unschedulable != tc.wantAfterUndo || markedNode(n) {
+		if HasTaint(n, scaledown.ToBeDeletedTaint) || n.Spec.Unschedulable != tc.wantAfterUndo || markedNode(n) {
 			t.Errorf("%s: after undoing taints %v unschedulable %v annotations %v, want no taint and unschedulable %v",
 				tc.name, n.Spec.Taints, n.Spec.Unschedulable, n.Annotations, tc.wantAfterUndo)
 		}

@@ -1,4 +1,4 @@
-package core
+package telemetry
 
 import (
 	"time"
@@ -35,7 +35,8 @@ type Metrics struct {
 	DryRunNodes      *prometheus.CounterVec
 	DryRunTargetSize *prometheus.GaugeVec
 
-	ca    *caMetrics
+	// CA are Cluster Autoscaler's families (cametrics.go).
+	CA    *CAMetrics
 	sched *scheduleMetrics
 }
 
@@ -134,61 +135,61 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
 	m.sched = newScheduleMetrics(reg)
-	m.ca = newCAMetrics(perNodeGroup)
-	reg.MustRegister(m.ca.collectors()...)
+	m.CA = newCAMetrics(perNodeGroup)
+	reg.MustRegister(m.CA.collectors()...)
 	return m
 }
 
 // dryRunDecision counts a decision of shadow mode and its nodes.
-func (m *Metrics) dryRunDecision(kind, group string, nodes int) {
+func (m *Metrics) DryRunDecision(kind, group string, nodes int) {
 	m.DryRunDecisions.WithLabelValues(kind, group).Inc()
 	m.DryRunNodes.WithLabelValues(kind, group).Add(float64(nodes))
 }
 
-func (m *Metrics) observe(function string, d time.Duration) {
+func (m *Metrics) Observe(function string, d time.Duration) {
 	m.FunctionDuration.WithLabelValues(function).Observe(d.Seconds())
-	m.ca.functionDuration.WithLabelValues(caFunction(function)).Observe(d.Seconds())
-	m.ca.functionDurationSummary.WithLabelValues(caFunction(function)).Observe(d.Seconds())
+	m.CA.FunctionDuration.WithLabelValues(caFunction(function)).Observe(d.Seconds())
+	m.CA.FunctionDurationSummary.WithLabelValues(caFunction(function)).Observe(d.Seconds())
 }
 
 // activity records when a part of the loop (main, scaleUp, scaleDown) last
 // ran.
-func (m *Metrics) activity(name string, at time.Time) {
+func (m *Metrics) Activity(name string, at time.Time) {
 	m.LastActivity.WithLabelValues(name).Set(float64(at.Unix()))
-	m.ca.lastActivity.WithLabelValues(name).Set(float64(at.Unix()))
+	m.CA.LastActivity.WithLabelValues(name).Set(float64(at.Unix()))
 }
 
 // loopError counts an iteration that failed, by errorType.
-func (m *Metrics) loopError(errType string) {
+func (m *Metrics) LoopError(errType string) {
 	m.Errors.WithLabelValues(errType).Inc()
-	m.ca.errorsCount.WithLabelValues(errType).Inc()
+	m.CA.ErrorsCount.WithLabelValues(errType).Inc()
 }
 
 // scaledUp counts one scale-up request of group by nodes.
-func (m *Metrics) scaledUp(group string, nodes int) {
+func (m *Metrics) ScaledUp(group string, nodes int) {
 	m.ScaledUpNodes.WithLabelValues(group).Add(float64(nodes))
 	m.ScaleUps.WithLabelValues(group).Inc()
-	m.ca.scaleUpCount.Add(float64(nodes))
+	m.CA.ScaleUpCount.Add(float64(nodes))
 }
 
 // failedScaleUp counts a failed scale-up of group; reason is tidal's.
-func (m *Metrics) failedScaleUp(group, reason string) {
+func (m *Metrics) FailedScaleUp(group, reason string) {
 	m.FailedScaleUps.WithLabelValues(group, reason).Inc()
-	m.ca.failedScaleUpCount.WithLabelValues(caFailedScaleUpReason(reason)).Inc()
+	m.CA.FailedScaleUpCount.WithLabelValues(caFailedScaleUpReason(reason)).Inc()
 }
 
 // scaledDown counts a node of group removed as kind (empty, underutilized,
 // unready).
-func (m *Metrics) scaledDown(group, kind string) {
+func (m *Metrics) ScaledDown(group, kind string) {
 	m.ScaledDownNodes.WithLabelValues(group, kind).Inc()
-	m.ca.scaleDownCount.WithLabelValues(kind).Inc()
+	m.CA.ScaleDownCount.WithLabelValues(kind).Inc()
 }
 
 // evicted counts an eviction by result: succeeded, retried, failed. CA
 // counts no retries.
-func (m *Metrics) evicted(result string) {
+func (m *Metrics) Evicted(result string) {
 	m.EvictedPods.WithLabelValues(result).Inc()
 	if result != "retried" {
-		m.ca.evictionsCount.WithLabelValues(result).Inc()
+		m.CA.EvictionsCount.WithLabelValues(result).Inc()
 	}
 }

@@ -1,4 +1,4 @@
-package core
+package act
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/klog/v2"
 
-	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
@@ -30,7 +29,7 @@ const podGonePollInterval = time.Second
 // daemonSetEviction is which removals evict DaemonSet pods, best-effort,
 // before the node goes (--daemonset-eviction-for-occupied-nodes,
 // --daemonset-eviction-for-empty-nodes).
-func daemonSetEviction(o config.ScaleDownOptions) scaledown.DaemonSetEviction {
+func daemonSetEviction(o Options) scaledown.DaemonSetEviction {
 	return scaledown.DaemonSetEviction{OccupiedNodes: o.DaemonSetEvictionForOccupiedNodes, EmptyNodes: o.DaemonSetEvictionForEmptyNodes}
 }
 
@@ -39,11 +38,11 @@ func daemonSetEviction(o config.ScaleDownOptions) scaledown.DaemonSetEviction {
 // then reads the node's pods from the API server and gives up if one is
 // there the plan did not know (bound between the plan and the taint).
 // A node with pods to move is drained and read once more before it goes.
-func (a *actuator) drainAndDelete(ctx context.Context, r removal) error {
+func (a *Live) drainAndDelete(ctx context.Context, r Removal) error {
 	select {
 	case <-ctx.Done():
 		return fmt.Errorf("waiting after the taint: %w", ctx.Err())
-	case <-a.clock.After(a.opts.NodeDeleteDelayAfterTaint):
+	case <-a.Clock.After(a.Options.NodeDeleteDelayAfterTaint):
 	}
 	if err := a.checkPods(ctx, r); err != nil {
 		return err
@@ -57,7 +56,7 @@ func (a *actuator) drainAndDelete(ctx context.Context, r removal) error {
 		}
 	}
 	a.evictDaemonSetPods(ctx, r)
-	if err := r.group.DeleteNodes([]*corev1.Node{r.node}); err != nil {
+	if err := r.Group.DeleteNodes(ctx, []*corev1.Node{r.Node}); err != nil {
 		return fmt.Errorf("cloud provider: %w", err)
 	}
 	return nil
@@ -66,9 +65,9 @@ func (a *actuator) drainAndDelete(ctx context.Context, r removal) error {
 // checkPods lists the node's pods from the API server (not the informer,
 // which may be behind) and fails when one is there that the removal did not
 // plan to move.
-func (a *actuator) checkPods(ctx context.Context, r removal) error {
-	sel := fields.OneTermEqualSelector("spec.nodeName", r.node.Name).String()
-	list, err := a.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
+func (a *Live) checkPods(ctx context.Context, r Removal) error {
+	sel := fields.OneTermEqualSelector("spec.nodeName", r.Name).String()
+	list, err := a.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
 		return fmt.Errorf("read the node's pods again: %w", err)
 	}
@@ -76,7 +75,7 @@ func (a *actuator) checkPods(ctx context.Context, r removal) error {
 	for i := range list.Items {
 		pods[i] = &list.Items[i]
 	}
-	if u := scaledown.Unexpected(pods, r.pods, a.clock.Now()); len(u) > 0 {
+	if u := scaledown.Unexpected(pods, r.Pods, a.Clock.Now()); len(u) > 0 {
 		return fmt.Errorf("%d pod(s) the removal did not plan for are on the node, e.g. %s/%s", len(u), u[0].Namespace, u[0].Name)
 	}
 	return nil
@@ -84,12 +83,12 @@ func (a *actuator) checkPods(ctx context.Context, r removal) error {
 
 // drain evicts the pods, retrying evictions a PDB refuses until
 // --max-pod-eviction-time, then waits for them to be gone.
-func (a *actuator) drain(ctx context.Context, r removal) error {
-	deadline := a.clock.Now().Add(a.opts.MaxPodEvictionTime)
-	evicted := make([]scaledown.Evicted, len(r.pods))
-	errs := make([]error, len(r.pods))
+func (a *Live) drain(ctx context.Context, r Removal) error {
+	deadline := a.Clock.Now().Add(a.Options.MaxPodEvictionTime)
+	evicted := make([]scaledown.Evicted, len(r.Pods))
+	errs := make([]error, len(r.Pods))
 	var wg sync.WaitGroup
-	for i, p := range r.pods {
+	for i, p := range r.Pods {
 		wg.Go(func() {
 			evicted[i].Pod = p
 			evicted[i].At, errs[i] = a.evict(ctx, p, deadline, true)
@@ -104,8 +103,8 @@ func (a *actuator) drain(ctx context.Context, r removal) error {
 
 // evict asks the API server to evict p, retrying refusals until deadline
 // when retry is set. It returns when the eviction was accepted.
-func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, retry bool) (time.Time, error) {
-	grace := int64(a.opts.MaxGracefulTerminationSec)
+func (a *Live) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, retry bool) (time.Time, error) {
+	grace := int64(a.Options.MaxGracefulTerminationSec)
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < grace {
 		grace = *g
 	}
@@ -114,30 +113,30 @@ func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time,
 		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &p.UID}},
 	}
 	for {
-		err := a.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
+		err := a.Client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
 		switch {
 		case err == nil:
-			a.metrics.evicted("succeeded")
-			a.events.onPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
-			return a.clock.Now(), nil
+			a.Metrics.Evicted("succeeded")
+			a.Events.OnPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
+			return a.Clock.Now(), nil
 		case apierrors.IsNotFound(err):
 			// Gone already: the wait that follows confirms it.
-			return a.clock.Now(), nil
-		case apierrors.IsConflict(err) && a.presence(ctx, p, a.podsSynced()) == scaledown.PresenceGone:
+			return a.Clock.Now(), nil
+		case apierrors.IsConflict(err) && a.presence(ctx, p, a.PodsSynced()) == scaledown.PresenceGone:
 			// The UID precondition failed because the pod was replaced by
 			// another of its name. Any other conflict is no eviction: the
 			// pod is still there, and it is tried again like any error.
-			return a.clock.Now(), nil
+			return a.Clock.Now(), nil
 		}
-		a.metrics.evicted("retried")
-		if !retry || !a.clock.Now().Before(deadline) {
-			a.metrics.evicted("failed")
+		a.Metrics.Evicted("retried")
+		if !retry || !a.Clock.Now().Before(deadline) {
+			a.Metrics.Evicted("failed")
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		select {
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, ctx.Err())
-		case <-a.clock.After(EvictionRetryInterval):
+		case <-a.Clock.After(EvictionRetryInterval):
 		}
 	}
 }
@@ -145,11 +144,11 @@ func (a *actuator) evict(ctx context.Context, p *corev1.Pod, deadline time.Time,
 // waitGone waits, looking every podGonePollInterval, until each evicted pod
 // is gone or has had --max-graceful-termination-sec (plus headroom) since
 // its eviction. Only a pod known gone counts as gone: see presence.
-func (a *actuator) waitGone(ctx context.Context, evicted []scaledown.Evicted) error {
+func (a *Live) waitGone(ctx context.Context, evicted []scaledown.Evicted) error {
 	left := evicted
 	for {
 		left = a.notGone(ctx, left)
-		waiting, overdue := scaledown.Overdue(left, a.clock.Now(), time.Duration(a.opts.MaxGracefulTerminationSec)*time.Second)
+		waiting, overdue := scaledown.Overdue(left, a.Clock.Now(), time.Duration(a.Options.MaxGracefulTerminationSec)*time.Second)
 		if len(waiting) == 0 {
 			if len(overdue) > 0 {
 				klog.FromContext(ctx).Info("Evicted pods not known gone after the longest grace period; the node goes anyway",
@@ -161,14 +160,14 @@ func (a *actuator) waitGone(ctx context.Context, evicted []scaledown.Evicted) er
 		case <-ctx.Done():
 			p := waiting[0].Pod
 			return fmt.Errorf("%d evicted pod(s) not known gone, e.g. %s/%s: %w", len(waiting), p.Namespace, p.Name, ctx.Err())
-		case <-a.clock.After(podGonePollInterval):
+		case <-a.Clock.After(podGonePollInterval):
 		}
 	}
 }
 
 // notGone keeps the pods not known to be gone.
-func (a *actuator) notGone(ctx context.Context, pods []scaledown.Evicted) []scaledown.Evicted {
-	synced := a.podsSynced()
+func (a *Live) notGone(ctx context.Context, pods []scaledown.Evicted) []scaledown.Evicted {
+	synced := a.PodsSynced()
 	var out []scaledown.Evicted
 	for _, e := range pods {
 		if a.presence(ctx, e.Pod, synced) != scaledown.PresenceGone {
@@ -181,8 +180,8 @@ func (a *actuator) notGone(ctx context.Context, pods []scaledown.Evicted) []scal
 // presence reads an evicted pod from the pod informer; a pod the informer
 // no longer has is confirmed by one GET, and any error but NotFound leaves
 // it unknown.
-func (a *actuator) presence(ctx context.Context, p *corev1.Pod, synced bool) scaledown.Presence {
-	cached, err := a.pods.Pods(p.Namespace).Get(p.Name)
+func (a *Live) presence(ctx context.Context, p *corev1.Pod, synced bool) scaledown.Presence {
+	cached, err := a.Pods.Pods(p.Namespace).Get(p.Name)
 	if err != nil {
 		cached = nil
 	}
@@ -190,7 +189,7 @@ func (a *actuator) presence(ctx context.Context, p *corev1.Pod, synced bool) sca
 	if !confirm {
 		return state
 	}
-	got, err := a.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	got, err := a.Client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
 	state = scaledown.FromAPI(p.UID, got, err)
 	if state == scaledown.PresenceUnknown {
 		klog.FromContext(ctx).V(2).Info("Evicted pod not confirmed gone; waiting", "pod", klog.KObj(p), "err", err)
@@ -199,9 +198,9 @@ func (a *actuator) presence(ctx context.Context, p *corev1.Pod, synced bool) sca
 }
 
 // evictDaemonSetPods evicts DaemonSet pods once each, without waiting.
-func (a *actuator) evictDaemonSetPods(ctx context.Context, r removal) {
-	for _, p := range r.daemonSet {
-		if !daemonSetEviction(a.opts).Evicts(p, r.empty()) {
+func (a *Live) evictDaemonSetPods(ctx context.Context, r Removal) {
+	for _, p := range r.DaemonSet {
+		if !daemonSetEviction(a.Options).Evicts(p, r.empty()) {
 			continue
 		}
 		if _, err := a.evict(ctx, p, time.Time{}, false); err != nil {

@@ -1,4 +1,4 @@
-package core
+package nodeopts
 
 import (
 	"reflect"
@@ -11,7 +11,7 @@ import (
 func TestTaintFlagsReachTheNodeLoop(t *testing.T) {
 	o := config.NewOptions()
 	o.Taints = config.TaintOptions{StartupTaints: []string{"a"}, IgnoreTaints: []string{"b"}, StatusTaints: []string{"c"}}
-	got := OptionsFromConfig(o).Taints
+	got := FromConfig(o).Taints
 	if want := (clusterstate.Taints{Startup: []string{"a", "b"}, Status: []string{"c"}}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("taints %+v, want %+v (--ignore-taint is a startup taint)", got, want)
 	}
@@ -21,12 +21,12 @@ func TestTaintFlagsReachTheNodeLoop(t *testing.T) {
 // CA's defaults.
 func TestScaleDownCAFlagsReachTheNodeLoop(t *testing.T) {
 	o := config.NewOptions()
-	sd := OptionsFromConfig(o).ScaleDown
+	sd := FromConfig(o).ScaleDown
 	if !sd.UnreadyEnabled || sd.GPUUtilizationThreshold != 0.5 || sd.NonEmptyCandidatesCount != 0 || sd.IgnoreDaemonSetsUtilization {
 		t.Fatalf("defaults %+v: want unready nodes removed, GPU threshold 0.5, no limit of non-empty candidates, DaemonSets counted", sd)
 	}
 	o.ScaleDown.UnreadyEnabled, o.ScaleDown.GPUUtilizationThreshold, o.ScaleDown.NonEmptyCandidatesCount = false, 0.2, 5
-	sd = OptionsFromConfig(o).ScaleDown
+	sd = FromConfig(o).ScaleDown
 	if sd.UnreadyEnabled || sd.GPUUtilizationThreshold != 0.2 || sd.NonEmptyCandidatesCount != 5 {
 		t.Fatalf("options %+v: flags not taken", sd)
 	}

@@ -1,4 +1,4 @@
-package core
+package act
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	testclock "k8s.io/utils/clock/testing"
 
-	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
 // An eviction answered 409 Conflict is an eviction only when the pod was
@@ -45,8 +45,8 @@ func TestEvictionConflictIsNoEvictionWhileThePodStays(t *testing.T) {
 			if err := indexer.Add(tt.cached); err != nil {
 				t.Fatal(err)
 			}
-			a := newActuator(actuatorDeps{client: client, pods: corelisters.NewPodLister(indexer), podsSynced: func() bool { return true },
-				clock: testclock.NewFakeClock(time.Now()), metrics: NewMetrics(prometheus.NewRegistry(), false), opts: config.ScaleDownOptions{MaxGracefulTerminationSec: 60}})
+			a := NewLive(Deps{Client: client, Pods: corelisters.NewPodLister(indexer), PodsSynced: func() bool { return true },
+				Clock: testclock.NewFakeClock(time.Now()), Metrics: telemetry.NewMetrics(prometheus.NewRegistry(), false), Options: Options{MaxGracefulTerminationSec: 60}})
 			_, err := a.evict(context.Background(), pod, time.Now(), false)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("evict: error %v, want an error: %v", err, tt.wantErr)

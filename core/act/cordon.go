@@ -1,4 +1,4 @@
-package core
+package act
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const CordonedAnnotation = "tidal.dev/cordoned-for-removal"
 // unless it is cordoned already. It reports whether n changed.
 func markNode(n *corev1.Node, taint corev1.Taint, cordon bool) bool {
 	changed := false
-	if !hasTaint(n, taint.Key) {
+	if !HasTaint(n, taint.Key) {
 		n.Spec.Taints = append(n.Spec.Taints, taint)
 		changed = true
 	}
@@ -61,7 +61,7 @@ func unmarkNode(n *corev1.Node) bool {
 // markedNode reports whether n carries tidal's mark of a removal.
 func markedNode(n *corev1.Node) bool {
 	_, cordoned := n.Annotations[CordonedAnnotation]
-	return cordoned || hasTaint(n, scaledown.ToBeDeletedTaint)
+	return cordoned || HasTaint(n, scaledown.ToBeDeletedTaint)
 }
 
 // markForRemoval taints (and, with cordon, cordons) the node in one update.

@@ -1,4 +1,4 @@
-package core
+package act
 
 import (
 	"context"
@@ -26,9 +26,9 @@ func deletionCandidate(since time.Time) corev1.Taint {
 	return corev1.Taint{Key: scaledown.DeletionCandidateTaint, Value: strconv.FormatInt(since.Unix(), 10), Effect: corev1.TaintEffectPreferNoSchedule}
 }
 
-// taintValueTime reads the time a tidal (or Cluster Autoscaler) taint was
+// TaintTime reads the time a tidal (or Cluster Autoscaler) taint was
 // put, if the node has it.
-func taintValueTime(n *corev1.Node, key string) (time.Time, bool) {
+func TaintTime(n *corev1.Node, key string) (time.Time, bool) {
 	for _, t := range n.Spec.Taints {
 		if t.Key == key {
 			if sec, err := strconv.ParseInt(t.Value, 10, 64); err == nil {
@@ -40,15 +40,16 @@ func taintValueTime(n *corev1.Node, key string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func hasTaint(n *corev1.Node, key string) bool {
-	_, ok := taintValueTime(n, key)
+// HasTaint reports whether the node has a taint with key.
+func HasTaint(n *corev1.Node, key string) bool {
+	_, ok := TaintTime(n, key)
 	return ok
 }
 
 // addTaint puts taint on the node unless a taint with its key is there.
 func addTaint(ctx context.Context, client kubernetes.Interface, node string, taint corev1.Taint) error {
 	return updateNode(ctx, client, node, func(n *corev1.Node) bool {
-		if hasTaint(n, taint.Key) {
+		if HasTaint(n, taint.Key) {
 			return false
 		}
 		n.Spec.Taints = append(n.Spec.Taints, taint)

@@ -1,4 +1,4 @@
-package core
+package telemetry
 
 import "github.com/prometheus/client_golang/prometheus"
 
@@ -29,14 +29,18 @@ func newScheduleMetrics(reg prometheus.Registerer) *scheduleMetrics {
 	return m
 }
 
-func (m *Metrics) scheduledMin(group string, size int) {
+func (m *Metrics) ScheduledMin(group string, size int) {
 	m.sched.scheduledMin.WithLabelValues(group).Set(float64(size))
 }
 
-func (m *Metrics) allocationTriggered(rule, group string) {
+func (m *Metrics) AllocationTriggered(rule, group string) {
 	m.sched.triggered.WithLabelValues(rule, group).Inc()
 }
 
-func (m *Metrics) allocationRate(scope, resource string, percent float64) {
+func (m *Metrics) AllocationRate(scope, resource string, percent float64) {
 	m.sched.allocationRate.WithLabelValues(scope, resource).Set(percent)
 }
+
+// ResetAllocationRates drops the allocation rates of the last iteration,
+// so that scopes gone since have no series.
+func (m *Metrics) ResetAllocationRates() { m.sched.allocationRate.Reset() }

@@ -1,0 +1,41 @@
+package core
+
+import (
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/act"
+)
+
+// apply brings what the actuator did into the loop: the observation's
+// sizes, the cluster state's backoff and scale-up record, the last
+// scale-up time, the iteration's failed groups. It is the one place that
+// does, for scale-ups, scheduled raises, allocation triggers and cancels
+// alike. For a refusal it returns the backoff's reason.
+func (l *NodeLoop) apply(o *observation, report *iterationReport, r act.Result) (refused string) {
+	now := l.clock.Now()
+	g := o.group(r.Group)
+	switch {
+	case r.Refused != nil:
+		l.state.BackOff(r.Group, now, &cloudprovider.InstanceErrorInfo{
+			ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: r.Refused.Error()})
+		report.failedGroups = append(report.failedGroups, r.Group)
+		if why := l.state.Group(r.Group).BackoffReason; why != "" {
+			return why
+		}
+		return "IncreaseSizeFailed"
+	case r.Grown > 0:
+		g.target += r.Grown
+		report.scaledUp = true
+		l.mem.lastScaleUp = now
+		l.state.RecordScaleUp(r.Group, now, r.Grown)
+	}
+	if s := r.Sizes; s != nil && g != nil {
+		g.target, g.instances = s.Target, s.Instances
+		if s.TargetErr != nil {
+			g.problem = "cannot read target size after cancelling: " + s.TargetErr.Error()
+		}
+		if s.InstancesErr != nil {
+			g.problem = "cannot list instances after cancelling: " + s.InstancesErr.Error()
+		}
+	}
+	return ""
+}

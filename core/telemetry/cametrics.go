@@ -1,0 +1,176 @@
+package telemetry
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// caNamespace prefixes Cluster Autoscaler's metric names.
+const caNamespace = "cluster_autoscaler"
+
+// Label values Cluster Autoscaler gives its series.
+const (
+	CAGroupAutoscaled      = "autoscaled"
+	CAGroupAutoprovisioned = "autoprovisioned"
+	CAUnschedulable        = "unschedulable"
+	CASchedulerUnprocessed = "scheduler_unprocessed"
+	CAMinimum              = "minimum"
+	CAMaximum              = "maximum"
+)
+
+// CAMetrics are the families of Cluster Autoscaler's metrics that tidal
+// fills with true values, under CA's names, types, label sets and buckets,
+// so that dashboards and alert rules written for CA read tidal unchanged.
+// docs/metrics.md lists the families left out and why.
+type CAMetrics struct {
+	ClusterSafeToAutoscale prometheus.Gauge
+	NodesCount             *prometheus.GaugeVec
+	NodeGroupsCount        *prometheus.GaugeVec
+	UnschedulablePodsCount *prometheus.GaugeVec
+	MaxNodesCount          prometheus.Gauge
+	CPUCurrentCores        prometheus.Gauge
+	CPULimitsCores         *prometheus.GaugeVec
+	MemoryCurrentBytes     prometheus.Gauge
+	MemoryLimitsBytes      *prometheus.GaugeVec
+
+	LastActivity            *prometheus.GaugeVec
+	FunctionDuration        *prometheus.HistogramVec
+	FunctionDurationSummary *prometheus.SummaryVec
+	PendingNodeDeletions    prometheus.Gauge
+
+	ErrorsCount         *prometheus.CounterVec
+	ScaleUpCount        prometheus.Counter
+	FailedScaleUpCount  *prometheus.CounterVec
+	ScaleDownCount      *prometheus.CounterVec
+	EvictionsCount      *prometheus.CounterVec
+	UnneededNodesCount  prometheus.Gauge
+	UnremovableNodes    *prometheus.GaugeVec
+	ScaleDownInCooldown prometheus.Gauge
+	OldUnregistered     prometheus.Counter
+
+	// perNodeGroup is nil unless --emit-per-nodegroup-metrics is set.
+	PerNodeGroup *CANodeGroupMetrics
+}
+
+// CANodeGroupMetrics are CA's per node group gauges.
+type CANodeGroupMetrics struct {
+	MinCount      *prometheus.GaugeVec
+	MaxCount      *prometheus.GaugeVec
+	TargetCount   *prometheus.GaugeVec
+	Healthiness   *prometheus.GaugeVec
+	BackoffStatus *prometheus.GaugeVec
+}
+
+func caGauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: caNamespace, Name: name, Help: help})
+}
+
+func caGaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: caNamespace, Name: name, Help: help}, labels)
+}
+
+func caCounterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: caNamespace, Name: name, Help: help}, labels)
+}
+
+// caDurationBuckets are CA's function_duration_seconds buckets: 30
+// exponential buckets from 10 ms, growing by half each.
+var caDurationBuckets = prometheus.ExponentialBuckets(0.01, 1.5, 30)
+
+func newCAMetrics(perNodeGroup bool) *CAMetrics {
+	m := &CAMetrics{
+		ClusterSafeToAutoscale: caGauge("cluster_safe_to_autoscale", "1 when the cluster is healthy enough to scale, 0 otherwise."),
+		NodesCount:             caGaugeVec("nodes_count", "Nodes of the cluster by state.", "state"),
+		NodeGroupsCount:        caGaugeVec("node_groups_count", "Node groups managed, by type.", "node_group_type"),
+		UnschedulablePodsCount: caGaugeVec("unschedulable_pods_count", "Pods the scheduler could not place.", "type"),
+		MaxNodesCount:          caGauge("max_nodes_count", "Most nodes all node groups may have together."),
+		CPUCurrentCores:        caGauge("cluster_cpu_current_cores", "Cores of the cluster's nodes, nodes being deleted left out."),
+		CPULimitsCores:         caGaugeVec("cpu_limits_cores", "Least and most cores of the cluster (--cores-total).", "direction"),
+		MemoryCurrentBytes:     caGauge("cluster_memory_current_bytes", "Memory of the cluster's nodes in bytes, nodes being deleted left out."),
+		MemoryLimitsBytes:      caGaugeVec("memory_limits_bytes", "Least and most memory of the cluster in bytes (--memory-total).", "direction"),
+		LastActivity:           caGaugeVec("last_activity", "Unix time a part of the node loop last ran.", "activity"),
+		FunctionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: caNamespace,
+			Name: "function_duration_seconds", Help: "Time taken by the parts of the node loop.", Buckets: caDurationBuckets}, []string{"function"}),
+		FunctionDurationSummary: prometheus.NewSummaryVec(prometheus.SummaryOpts{Namespace: caNamespace,
+			Name: "function_duration_quantile_seconds", Help: "Quantiles of the time taken by the parts of the node loop.", MaxAge: time.Hour}, []string{"function"}),
+		PendingNodeDeletions: caGauge("pending_node_deletions", "Node removals started and not yet finished."),
+		ErrorsCount:          caCounterVec("errors_total", "Node-loop iterations that failed, by error type.", "type"),
+		ScaleUpCount: prometheus.NewCounter(prometheus.CounterOpts{Namespace: caNamespace,
+			Name: "scaled_up_nodes_total", Help: "Nodes requested by scale-ups."}),
+		FailedScaleUpCount:  caCounterVec("failed_scale_ups_total", "Scale-ups that failed, by reason.", "reason"),
+		ScaleDownCount:      caCounterVec("scaled_down_nodes_total", "Nodes removed, by reason.", "reason"),
+		EvictionsCount:      caCounterVec("evicted_pods_total", "Pod evictions by result.", "eviction_result"),
+		UnneededNodesCount:  caGauge("unneeded_nodes_count", "Nodes currently unneeded."),
+		UnremovableNodes:    caGaugeVec("unremovable_nodes_count", "Scale-down candidates that must stay, by reason.", "reason"),
+		ScaleDownInCooldown: caGauge("scale_down_in_cooldown", "1 while scale-down is in cooldown, 0 otherwise."),
+		OldUnregistered: prometheus.NewCounter(prometheus.CounterOpts{Namespace: caNamespace,
+			Name: "old_unregistered_nodes_removed_count", Help: "Requested nodes removed because they did not register in time."}),
+	}
+	if perNodeGroup {
+		m.PerNodeGroup = &CANodeGroupMetrics{
+			MinCount:      caGaugeVec("node_group_min_count", "Least nodes of the node group.", "node_group"),
+			MaxCount:      caGaugeVec("node_group_max_count", "Most nodes of the node group.", "node_group"),
+			TargetCount:   caGaugeVec("node_group_target_count", "Target size of the node group.", "node_group"),
+			Healthiness:   caGaugeVec("node_group_healthiness", "1 when the node group is healthy enough to scale, 0 otherwise.", "node_group"),
+			BackoffStatus: caGaugeVec("node_group_backoff_status", "1 while the node group is backed off, with the reason; 0 otherwise.", "node_group", "reason"),
+		}
+	}
+	m.init()
+	return m
+}
+
+// init gives the counters CA starts at zero their series, so that rates
+// and increases over them have data from the first scrape.
+func (m *CAMetrics) init() {
+	for _, t := range []string{"cloudProviderError", "apiCallError", "internalError"} {
+		m.ErrorsCount.WithLabelValues(t)
+	}
+	for _, r := range []string{"cloudProviderError", "apiCallError", "timeout"} {
+		m.FailedScaleUpCount.WithLabelValues(r)
+	}
+	for _, r := range []string{"empty", "underutilized", "unready"} {
+		m.ScaleDownCount.WithLabelValues(r)
+	}
+	for _, r := range []string{"succeeded", "failed"} {
+		m.EvictionsCount.WithLabelValues(r)
+	}
+}
+
+func (m *CAMetrics) collectors() []prometheus.Collector {
+	cs := []prometheus.Collector{m.ClusterSafeToAutoscale, m.NodesCount, m.NodeGroupsCount, m.UnschedulablePodsCount,
+		m.MaxNodesCount, m.CPUCurrentCores, m.CPULimitsCores, m.MemoryCurrentBytes, m.MemoryLimitsBytes,
+		m.LastActivity, m.FunctionDuration, m.FunctionDurationSummary, m.PendingNodeDeletions,
+		m.ErrorsCount, m.ScaleUpCount, m.FailedScaleUpCount, m.ScaleDownCount, m.EvictionsCount,
+		m.UnneededNodesCount, m.UnremovableNodes, m.ScaleDownInCooldown, m.OldUnregistered}
+	if g := m.PerNodeGroup; g != nil {
+		cs = append(cs, g.MinCount, g.MaxCount, g.TargetCount, g.Healthiness, g.BackoffStatus)
+	}
+	return cs
+}
+
+// caFunction is CA's name for a phase of tidal's loop where CA has one
+// for the same work: the scale-down plan is CA's findUnneeded, the
+// scale-up's check of what fits existing nodes its filterOutSchedulable.
+func caFunction(function string) string {
+	switch function {
+	case "scaleDown:plan":
+		return "findUnneeded"
+	case "scaleUp:filterSchedulable":
+		return "filterOutSchedulable"
+	}
+	return function
+}
+
+// caFailedScaleUpReason is CA's reason for a failed scale-up of tidal's:
+// nodes that did not come in time are a timeout, any other failure (the
+// cloud refused or failed the launch) a cloud provider error.
+func caFailedScaleUpReason(reason string) string {
+	if reason == "timeout" {
+		return "timeout"
+	}
+	return "cloudProviderError"
+}
+
+// Collectors are the families registered, for tests.
+func (m *CAMetrics) Collectors() []prometheus.Collector { return m.collectors() }
