@@ -72,6 +72,7 @@ func TestAlertRules(t *testing.T) {
 		"TidalClusterUnsafe":                   "cluster_autoscaler_cluster_safe_to_autoscale",
 		"TidalUnschedulablePodsStuck":          "cluster_autoscaler_unschedulable_pods_count",
 		"TidalPodAutoscalerMetricsUnavailable": "tidal_pod_autoscaler_metric_errors_total",
+		"TidalPodAutoscalerSpecUnusable":       "tidal_pod_autoscaler_invalid_specs",
 	}
 	for _, r := range groups[0].Rules {
 		if metric, ok := reads[r.Alert]; !ok || !strings.Contains(r.Expr, metric) {
