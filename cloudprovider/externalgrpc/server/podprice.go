@@ -54,7 +54,7 @@ func (s *Server) PricingPodPrice(ctx context.Context, req *protos.PricingPodPric
 		if err != nil {
 			return nil, answer(fmt.Errorf("pod %s/%s on node %s: %w", pod.Namespace, pod.Name, node.Name, err))
 		}
-	} else if price, err = s.referencePodPrice(model, pod, start, end); err != nil {
+	} else if price, err = s.referencePodPrice(ctx, model, pod, start, end); err != nil {
 		return nil, answer(fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err))
 	}
 	return &protos.PricingPodPriceResponse{Price: price}, nil
@@ -76,11 +76,11 @@ func (s *Server) boundNode(ctx context.Context, pod *corev1.Pod) (*corev1.Node, 
 // referencePodPrice is pod's price on the group template where it costs
 // least. Groups without a template or a price are passed over; with none
 // left the price is an error, never a guess.
-func (s *Server) referencePodPrice(model cloudprovider.PricingModel, pod *corev1.Pod, start, end time.Time) (float64, error) {
+func (s *Server) referencePodPrice(ctx context.Context, model cloudprovider.PricingModel, pod *corev1.Pod, start, end time.Time) (float64, error) {
 	best, found := math.Inf(1), false
 	var errs []error
 	for _, g := range s.cloud.NodeGroups() {
-		t, err := g.TemplateNodeInfo()
+		t, err := g.TemplateNodeInfo(ctx)
 		if err == nil && (t == nil || t.Node == nil) {
 			err = errors.New("no template node")
 		}

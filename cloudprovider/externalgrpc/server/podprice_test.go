@@ -180,7 +180,7 @@ func TestPodPriceOfABoundPodIsItsNodesShare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := cloud.NodeGroups()[2].TemplateNodeInfo() // highmem-a
+	tmpl, err := cloud.NodeGroups()[2].TemplateNodeInfo(context.Background()) // highmem-a
 	if err != nil {
 		t.Fatal(err)
 	}
