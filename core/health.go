@@ -31,7 +31,7 @@ func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation, repor
 			}
 		}
 		groupObs = append(groupObs, clusterstate.GroupObservation{ID: g.group.Id(), Target: g.target, Instances: g.instances, Nodes: nodes,
-			MaxNodeProvisionTime: l.groupOptions(o, g.group.Id()).MaxNodeProvisionTime})
+			MaxNodeProvisionTime: l.opts.groupOptions(o, g.group.Id()).MaxNodeProvisionTime})
 	}
 	for _, c := range l.state.Update(o.now, groupObs) {
 		l.cancel(ctx, o, report, c)

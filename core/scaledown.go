@@ -50,7 +50,7 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 	l.mem.unneeded = scaledown.Track(l.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
 	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
 	l.cfg.Metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
-	remove, add := scaledown.SoftTaintChanges(l.softTaintNodes(plan, nodes))
+	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, l.actuator.Removing().Nodes))
 	l.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: l.mem.unneeded})
 	decision := scaledown.Removals(l.removalInput(o, plan, report))
 	sd.cooldown = decision.Waiting
@@ -112,7 +112,7 @@ func (l *NodeLoop) removalInput(o *observation, plan *scaledown.Plan, report *it
 		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: l.opts.MinMilliCores, Memory: l.opts.MinMemoryBytes},
 		Pictured: map[types.UID]bool{}, Now: o.now}
 	for _, g := range o.groups {
-		own := l.groupOptions(o, g.group.Id())
+		own := l.opts.groupOptions(o, g.group.Id())
 		in.Groups[g.group.Id()] = scaledown.Times{Unneeded: own.ScaleDownUnneededTime, Unready: own.ScaleDownUnreadyTime}
 	}
 	for _, n := range o.nodes {
@@ -164,7 +164,7 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 	for _, g := range o.groups {
 		if g.problem == "" {
 			// A scheduled minimum holds the group up like the cloud's.
-			minSize, _ := l.effectiveSize(g)
+			minSize, _ := l.sched.effectiveSize(g)
 			in.Groups[g.group.Id()] = scaledown.GroupSize{Target: g.target - perGroup[g.group.Id()], Min: minSize}
 		}
 	}
@@ -180,7 +180,7 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 		case busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint):
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
 		case l.checker.Snapshot().NodeInfo(n.Name) != nil:
-			own := l.groupOptions(o, gid)
+			own := l.opts.groupOptions(o, gid)
 			in.Candidates = append(in.Candidates, scaledown.Candidate{Name: n.Name, Group: gid, Threshold: own.ScaleDownUtilizationThreshold,
 				GPUThreshold: own.ScaleDownGpuUtilizationThreshold, IgnoreDaemonSetsUtilization: own.IgnoreDaemonSetsUtilization,
 				Unready: !o.ready(n.Name)})
@@ -191,14 +191,14 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 }
 
 // groupOptions are the group's own scale-down options, or the flags'.
-func (l *NodeLoop) groupOptions(o *observation, id string) cloudprovider.NodeGroupAutoscalingOptions {
+func (opts *Options) groupOptions(o *observation, id string) cloudprovider.NodeGroupAutoscalingOptions {
 	def := cloudprovider.NodeGroupAutoscalingOptions{
-		ScaleDownUtilizationThreshold:    l.opts.ScaleDown.UtilizationThreshold,
-		ScaleDownGpuUtilizationThreshold: l.opts.ScaleDown.GPUUtilizationThreshold,
-		ScaleDownUnneededTime:            l.opts.ScaleDown.UnneededTime,
-		ScaleDownUnreadyTime:             l.opts.ScaleDown.UnreadyTime,
-		MaxNodeProvisionTime:             l.opts.ClusterState.MaxNodeProvisionTime,
-		IgnoreDaemonSetsUtilization:      l.opts.ScaleDown.IgnoreDaemonSetsUtilization,
+		ScaleDownUtilizationThreshold:    opts.ScaleDown.UtilizationThreshold,
+		ScaleDownGpuUtilizationThreshold: opts.ScaleDown.GPUUtilizationThreshold,
+		ScaleDownUnneededTime:            opts.ScaleDown.UnneededTime,
+		ScaleDownUnreadyTime:             opts.ScaleDown.UnreadyTime,
+		MaxNodeProvisionTime:             opts.ClusterState.MaxNodeProvisionTime,
+		IgnoreDaemonSetsUtilization:      opts.ScaleDown.IgnoreDaemonSetsUtilization,
 	}
 	g := o.group(id)
 	if g == nil {
@@ -210,9 +210,9 @@ func (l *NodeLoop) groupOptions(o *observation, id string) cloudprovider.NodeGro
 	return def
 }
 
-// softTaintNodes is what the soft-taint step needs to know of each node.
-func (l *NodeLoop) softTaintNodes(plan *scaledown.Plan, nodes map[string]*corev1.Node) []scaledown.SoftTaintNode {
-	deleting := l.actuator.Removing().Nodes
+// softTaintNodes is what the soft-taint step needs to know of each node;
+// deleting are the nodes being removed.
+func softTaintNodes(plan *scaledown.Plan, nodes map[string]*corev1.Node, deleting []string) []scaledown.SoftTaintNode {
 	busy := make(map[string]bool, len(deleting))
 	for _, d := range deleting {
 		busy[d] = true
@@ -222,18 +222,18 @@ func (l *NodeLoop) softTaintNodes(plan *scaledown.Plan, nodes map[string]*corev1
 	for _, u := range plan.Unneeded {
 		if n := nodes[u.Node]; n != nil {
 			seen[u.Node] = true
-			out = append(out, l.softTaintNode(n, true, busy))
+			out = append(out, softTaintNode(n, true, busy))
 		}
 	}
 	for name, n := range nodes {
 		if !seen[name] {
-			out = append(out, l.softTaintNode(n, false, busy))
+			out = append(out, softTaintNode(n, false, busy))
 		}
 	}
 	return out
 }
 
-func (l *NodeLoop) softTaintNode(n *corev1.Node, unneeded bool, busy map[string]bool) scaledown.SoftTaintNode {
+func softTaintNode(n *corev1.Node, unneeded bool, busy map[string]bool) scaledown.SoftTaintNode {
 	return scaledown.SoftTaintNode{Name: n.Name, Tainted: act.HasTaint(n, scaledown.DeletionCandidateTaint), Unneeded: unneeded,
 		Removing: busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint)}
 }

@@ -18,7 +18,7 @@ func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
 	for _, g := range o.groups {
 		view := l.state.Group(g.group.Id())
 		// A scheduled maximum caps the group below the cloud's.
-		minSize, maxSize := l.effectiveSize(g)
+		minSize, maxSize := l.sched.effectiveSize(g)
 		sg := scaleup.Group{ID: g.group.Id(), Template: g.template, Min: minSize, Max: maxSize,
 			Target: g.target, Upcoming: view.Upcoming}
 		switch {

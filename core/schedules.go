@@ -16,8 +16,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/act"
+	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
 // maxStatusProblems is how many problems of the ConfigMap the status
@@ -74,7 +76,7 @@ func (l *NodeLoop) readSchedules(ctx context.Context, o *observation, report *it
 		s.parsedFrom = from
 	}
 	s.bounds, s.next = s.config.At(o.now)
-	report.schedules = &scheduleReport{bounds: s.bounds, problems: l.reportScheduleProblems(ctx, cm)}
+	report.schedules = &scheduleReport{bounds: s.bounds, problems: s.reportProblems(ctx, cm, l.events)}
 	for _, g := range o.groups {
 		l.cfg.Metrics.ScheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
 	}
@@ -96,10 +98,9 @@ func scheduleSource(cm *corev1.ConfigMap, o *observation) string {
 	return version + "|" + strings.Join(ids, ",")
 }
 
-// reportScheduleProblems tells of the malformed items of the ConfigMap cm
+// reportProblems tells of the malformed items of the ConfigMap cm
 // (events, the log) and returns the lines for the status.
-func (l *NodeLoop) reportScheduleProblems(ctx context.Context, cm *corev1.ConfigMap) []string {
-	s := l.sched
+func (s *schedules) reportProblems(ctx context.Context, cm *corev1.ConfigMap, events *telemetry.Events) []string {
 	problems := make([]string, len(s.config.Problems))
 	for i, p := range s.config.Problems {
 		problems[i] = p.Error()
@@ -112,7 +113,7 @@ func (l *NodeLoop) reportScheduleProblems(ctx context.Context, cm *corev1.Config
 			klog.FromContext(ctx).Info("Malformed item in the schedules ConfigMap is ignored", "configMap", nodeschedule.ConfigMapName,
 				"key", p.Key, "item", p.Item, "err", p.Err)
 		}
-		l.events.OnConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
+		events.OnConfigMap(cm, corev1.EventTypeWarning, "ScheduleInvalid", "%s; it is ignored, the other items apply", p.Error())
 	}
 	s.logged = problems
 	// The status stays small; the events and the log name them all.
@@ -125,10 +126,10 @@ func (l *NodeLoop) reportScheduleProblems(ctx context.Context, cm *corev1.Config
 
 // effectiveSize is a group's size range this iteration: the cloud's,
 // narrowed by the active schedule entries.
-func (l *NodeLoop) effectiveSize(g *groupObservation) (minSize, maxSize int) {
+func (s *schedules) effectiveSize(g *groupObservation) (minSize, maxSize int) {
 	var b nodeschedule.Bounds
-	if l.sched != nil {
-		b = l.sched.bounds[g.group.Id()]
+	if s != nil {
+		b = s.bounds[g.group.Id()]
 	}
 	return nodeschedule.Effective(g.group.MinSize(), g.group.MaxSize(), b)
 }
@@ -139,7 +140,7 @@ func (l *NodeLoop) effectiveSize(g *groupObservation) (minSize, maxSize int) {
 // pods.
 func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report *iterationReport) {
 	s := l.sched
-	groups := l.scheduleGroups(o)
+	groups := s.groups(o, l.state)
 	for _, r := range nodeschedule.Raises(groups, s.bounds, l.opts.EnforceNodeGroupMinSize) {
 		why := "minimum size (--enforce-node-group-min-size)"
 		if len(r.Entries) > 0 {
@@ -156,7 +157,7 @@ func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report 
 		}
 		l.cfg.Metrics.AllocationRate(scope, k.Resource, v)
 	}
-	d := nodeschedule.Decide(s.config.Triggers, rates, l.scheduleGroups(o), s.triggers, o.now)
+	d := nodeschedule.Decide(s.config.Triggers, rates, s.groups(o, l.state), s.triggers, o.now)
 	previous := s.triggers
 	s.triggers = d.State
 	if !d.Next.IsZero() && (s.next.IsZero() || d.Next.Before(s.next)) {
@@ -176,14 +177,14 @@ func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report 
 	}
 }
 
-// scheduleGroups are the observed groups with their effective range and
-// current target.
-func (l *NodeLoop) scheduleGroups(o *observation) []nodeschedule.Group {
+// groups are the observed groups with their effective range and current
+// target; state tells which are backed off.
+func (s *schedules) groups(o *observation, state *clusterstate.Tracker) []nodeschedule.Group {
 	out := make([]nodeschedule.Group, 0, len(o.groups))
 	for _, g := range o.groups {
-		minSize, maxSize := l.effectiveSize(g)
+		minSize, maxSize := s.effectiveSize(g)
 		out = append(out, nodeschedule.Group{ID: g.group.Id(), Target: g.target, Min: minSize, Max: maxSize,
-			Unavailable: g.problem != "" || l.state.Group(g.group.Id()).BackedOff})
+			Unavailable: g.problem != "" || state.Group(g.group.Id()).BackedOff})
 	}
 	return out
 }
@@ -193,7 +194,7 @@ func (l *NodeLoop) scheduleGroups(o *observation) []nodeschedule.Group {
 // why. It reports false when the cloud refused.
 func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationReport, r nodeschedule.Raise, why, trigger string) bool {
 	g := o.group(r.Group)
-	_, maxSize := l.effectiveSize(g)
+	_, maxSize := l.sched.effectiveSize(g)
 	up := scaleup.ScaleUp{Group: r.Group, From: r.From, To: r.To, Max: maxSize}
 	res := l.actuator.Grow(ctx, act.Growth{Group: g.group, Up: up, Why: why, Trigger: trigger})
 	l.apply(o, report, res)

@@ -36,7 +36,7 @@ func TestScheduleProblemsReported(t *testing.T) {
 	rec := record.NewFakeRecorder(100)
 	l := &NodeLoop{events: newEventDeduper(rec, clocktesting.NewFakeClock(time.Unix(0, 0)), false),
 		sched: &schedules{config: nodeschedule.Parse(cm.Data, nil)}}
-	status := l.reportScheduleProblems(context.Background(), cm)
+	status := l.sched.reportProblems(context.Background(), cm, l.events)
 	if len(status) != maxStatusProblems+1 || !strings.HasPrefix(status[0], `schedules "e0": minSize: missing`) ||
 		status[maxStatusProblems] != "and 2 more (see the ConfigMap's events)" {
 		t.Errorf("status lines %q", status)

@@ -197,3 +197,27 @@ func TestLiveCleanUpTaints(t *testing.T) {
 		t.Fatal("a failed clean-up returned no error")
 	}
 }
+
+// bounded returns the call's own answer when it comes, also one that comes
+// with the context already ended, and the context's error only for a call
+// that has not answered.
+func TestBoundedPrefersTheAnswer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := bounded(ctx, "increase size", func(context.Context) error { return nil }); err != nil {
+		// The call may or may not have answered before bounded looked;
+		// only an answer it saw may be reported, so nil or the deadline.
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("bounded = %v, want the answer or the context's end", err)
+		}
+	}
+	hang := make(chan struct{})
+	defer close(hang)
+	err := bounded(ctx, "increase size", func(context.Context) error { <-hang; return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("bounded over a call that never answers = %v, want the context's end", err)
+	}
+	if err := bounded(context.Background(), "x", func(context.Context) error { return errors.New("quota") }); err == nil || err.Error() != "quota" {
+		t.Fatalf("bounded = %v, want the call's own error", err)
+	}
+}

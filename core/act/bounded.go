@@ -16,6 +16,12 @@ func bounded(ctx context.Context, what string, call func(context.Context) error)
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		select {
+		case err := <-done:
+			// It answered as the deadline came: its answer holds.
+			return err
+		default:
+		}
 		return fmt.Errorf("%s: no answer from the cloud provider: %w", what, context.Cause(ctx))
 	}
 }
