@@ -49,7 +49,7 @@ PROTOC_GEN_GO_GRPC := $(TOOLS)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)
 PROTO_MODULE := github.com/tidal-autoscaler/tidal
 PROTO_OUT := cloudprovider/externalgrpc/protos
 
-.PHONY: build build-local run test test-fast test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools protoc
+.PHONY: build build-local run test test-fast print-ldflags test-deps fuzz stress bench lint fmt clean proto proto-check proto-tools protoc
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS) -X github.com/tidal-autoscaler/tidal/version.version=$(TIDAL_VERSION)" -o $(BIN) ./cmd/tidal
@@ -75,6 +75,11 @@ CLUSTER_SUITES := test/integration test/podloop test/bench
 test-fast:
 	$(GO) test -short -ldflags "$(LDFLAGS)" -timeout $(TEST_TIMEOUT) \
 	  $$($(GO) list ./... | grep -v $(foreach s,$(CLUSTER_SUITES),-e '/$(s)$$'))
+
+# The ldflags the tests run with, for a go test by hand:
+#   go test -ldflags "$(make -s print-ldflags)" -run X ./test/integration
+print-ldflags:
+	@echo '$(LDFLAGS)'
 
 # Every Fuzz target of the project (func FuzzXxx in a _test.go file), each
 # for FUZZTIME, one at a time. Each package's test binary is built once,
