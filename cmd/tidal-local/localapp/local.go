@@ -124,6 +124,9 @@ func NewCommand() *cobra.Command {
 	fs.IntVar(&lo.etcdPeerPort, "etcd-peer-port", 0, "Loopback port of etcd's peers; 0 picks a free one.")
 	fs.IntVar(&lo.externalGRPCPort, "externalgrpc-port", 0, "Loopback port of the externalgrpc server of the local cloud (--cloud-provider=externalgrpc); 0 picks a free one.")
 	fs.BoolVar(&lo.showVersion, "version", false, "Print tidal-local's version and exit.")
+	cmd.SetFlagErrorFunc(app.FlagError)
+	app.SetGroupedHelp(cmd, app.FlagSection{Title: "tidal-local's flags", Names: []string{
+		"demo", "keep-running", "duration", "dir", "cluster-log", "api-server-port", "etcd-port", "etcd-peer-port", "externalgrpc-port", "version"}})
 	return cmd
 }
 

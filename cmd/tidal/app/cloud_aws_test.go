@@ -64,7 +64,7 @@ func TestAWSFlags(t *testing.T) {
 		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=k8s.io/cluster-autoscaler/enabled"}, `want asg:tag=KEY[=VALUE]`},
 		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:tag=a,,b"}, `empty tag key`},
 		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:tag=a,a=1"}, `tag key "a" is given twice`},
-		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-region=us-east1"}, `--aws-region="us-east1" is not an AWS region name`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-region=us_east_1"}, `--aws-region="us_east_1" is not an AWS region name`},
 		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-refresh-interval=0s"}, `--aws-refresh-interval=0s must be positive`},
 		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-max-pods=-1"}, `--aws-max-pods=-1 must not be negative`},
 		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-node-reservation=bottlerocket"}, `--aws-node-reservation="bottlerocket"`},

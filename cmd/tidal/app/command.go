@@ -44,7 +44,7 @@ func newCommand(start starter) *cobra.Command {
 		Short:         "Kubernetes autoscaler: pods and nodes in one loop pair",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if showVersion {
 				fmt.Fprintln(cmd.OutOrStdout(), "tidal", version.Get())
@@ -64,6 +64,8 @@ func newCommand(start starter) *cobra.Command {
 	cmd.Flags().BoolVar(&showVersion, "version", false, "Print tidal's version and exit.")
 	cmd.AddCommand(newLocalStub())
 	cmd.AddCommand(newExplainCommands(opts, logging)...)
+	cmd.SetFlagErrorFunc(FlagError)
+	SetGroupedHelp(cmd)
 	return cmd
 }
 
