@@ -224,8 +224,11 @@ The list of CA's flags (names, types, defaults) is generated from that release's
 into ` + "`config/caflags_release.go`" + ` and the extract ` + "`config/testdata/ca-flags.txt`" + `; tidal's part is which flags it
 implements and why the others have no effect (` + "`config/caflags.go`" + `). To move to another release:
 
-    make ca-tables CA_REF=cluster-autoscaler-1.37.0 CA_SRC=/path/to/a/clone/of/kubernetes/autoscaler
-    go test ./config ./core/telemetry
+    make ca-tables CA_REF=cluster-autoscaler-1.37.0 CA_COMMIT=<the tag's commit> CA_SRC=<a clone of kubernetes/autoscaler>
+    go test ./config ./core/telemetry ./cmd/tidal/app
+
+Without ` + "`CA_SRC`" + ` the generator fetches CA's module at ` + "`CA_COMMIT`" + ` from the Go module proxy. It reads the source as
+text and evaluates the defaults' constant expressions itself; CA is never built, nor a dependency of tidal.
 
 ` + "`TestCAFlagTableIsCARelease`" + ` then fails for each new flag until it is implemented or given a reason, and
 ` + "`TestCAMetricFamiliesMatchCA`" + ` for each metric family tidal lacks or has otherwise (docs/metrics.md). This file is

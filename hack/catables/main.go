@@ -27,7 +27,7 @@ import (
 func main() {
 	src := flag.String("src", "", "a git clone of kubernetes/autoscaler, read at -ref")
 	ref := flag.String("ref", "", "the release tag, e.g. cluster-autoscaler-1.36.1")
-	commit := flag.String("commit", "", "without -src: the tag's commit, whose CA module is fetched from the module proxy")
+	commit := flag.String("commit", "", "the tag's commit: with -src, checked; without, CA's module at it is fetched from the module proxy")
 	root := flag.String("root", ".", "tidal's repository")
 	flag.Parse()
 	if err := run(*src, *ref, *commit, *root); err != nil {
@@ -45,6 +45,9 @@ func run(srcDir, ref, commit, root string) error {
 		g, err := newGitSource(srcDir, ref)
 		if err != nil {
 			return err
+		}
+		if commit != "" && g.commit != commit {
+			return fmt.Errorf("%s is commit %s in %s, not %s: a moved tag, or a clone of another repository", ref, g.commit, srcDir, commit)
 		}
 		src = g
 	case commit != "":
