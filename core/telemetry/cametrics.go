@@ -44,6 +44,7 @@ type CAMetrics struct {
 	ErrorsCount         *prometheus.CounterVec
 	ScaleUpCount        *prometheus.CounterVec
 	FailedScaleUpCount  *prometheus.CounterVec
+	FailedNodeCreations *prometheus.CounterVec
 	ScaleDownCount      *prometheus.CounterVec
 	EvictionsCount      *prometheus.CounterVec
 	UnneededNodesCount  prometheus.Gauge
@@ -110,6 +111,7 @@ func newCAMetrics(perNodeGroup bool) *CAMetrics {
 		ErrorsCount:          caCounterVec("errors_total", "Node-loop iterations that failed, by error type.", "type"),
 		ScaleUpCount:         caCounterVec("scaled_up_nodes_total", "Nodes requested by scale-ups.", caGPULabels()...),
 		FailedScaleUpCount:   caCounterVec("failed_scale_ups_total", "Scale-ups that failed, by reason.", append([]string{"reason"}, caGPULabels()...)...),
+		FailedNodeCreations:  caCounterVec("failed_node_creations_total", "Nodes that failed scale-ups did not bring, by reason.", "reason"),
 		ScaleDownCount:       caCounterVec("scaled_down_nodes_total", "Nodes removed, by reason.", append([]string{"reason"}, caGPULabels()...)...),
 		EvictionsCount:       caCounterVec("evicted_pods_total", "Pod evictions by result.", "eviction_result"),
 		UnneededNodesCount:   caGauge("unneeded_nodes_count", "Nodes currently unneeded."),
@@ -153,7 +155,7 @@ func (m *CAMetrics) collectors() []prometheus.Collector {
 	cs := []prometheus.Collector{m.ClusterSafeToAutoscale, m.NodesCount, m.NodeGroupsCount, m.UnschedulablePodsCount,
 		m.MaxNodesCount, m.CPUCurrentCores, m.CPULimitsCores, m.MemoryCurrentBytes, m.MemoryLimitsBytes,
 		m.LastActivity, m.FunctionDuration, m.FunctionDurationSummary, m.PendingNodeDeletions,
-		m.ErrorsCount, m.ScaleUpCount, m.FailedScaleUpCount, m.ScaleDownCount, m.EvictionsCount,
+		m.ErrorsCount, m.ScaleUpCount, m.FailedScaleUpCount, m.FailedNodeCreations, m.ScaleDownCount, m.EvictionsCount,
 		m.UnneededNodesCount, m.UnremovableNodes, m.ScaleDownInCooldown, m.OldUnregistered}
 	cs = append(cs, m.unfilled.collectors()...)
 	if g := m.PerNodeGroup; g != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tidal-autoscaler/tidal/config"
@@ -196,6 +197,27 @@ func TestCAFunctionNames(t *testing.T) {
 		slices.Sort(got[family])
 		if !slices.Equal(got[family], want) {
 			t.Errorf("%s has functions %v, want %v", family, got[family], want)
+		}
+	}
+}
+
+// A failed scale-up counts once in failed_scale_ups_total and by its nodes
+// in failed_node_creations_total, under CA's reason, as CA's observer does.
+func TestCAFailedNodeCreations(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry(), false)
+	m.FailedScaleUp("g", "timeout", 3)
+	m.FailedScaleUp("g", "OutOfCapacity", 2)
+	for _, c := range []struct {
+		got  float64
+		want float64
+		what string
+	}{
+		{testutil.ToFloat64(m.CA.FailedNodeCreations.WithLabelValues("timeout")), 3, "failed_node_creations_total{reason=timeout}"},
+		{testutil.ToFloat64(m.CA.FailedNodeCreations.WithLabelValues("cloudProviderError")), 2, "failed_node_creations_total{reason=cloudProviderError}"},
+		{testutil.ToFloat64(m.CA.FailedScaleUpCount.WithLabelValues(withGPU("timeout")...)), 1, "failed_scale_ups_total{reason=timeout}"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
 		}
 	}
 }

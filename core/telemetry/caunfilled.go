@@ -25,7 +25,6 @@ func newCAUnfilledMetrics() *caUnfilledMetrics {
 			caCounterVec("scaled_up_gpu_nodes_total", "No series in tidal: it does not tell GPU node groups apart.", "gpu_resource_name", "gpu_name"),
 			caCounterVec("scaled_down_gpu_nodes_total", "No series in tidal: it does not tell GPU node groups apart.", "reason", "gpu_resource_name", "gpu_name"),
 			caCounterVec("failed_gpu_scale_ups_total", "No series in tidal: it does not tell GPU node groups apart.", "reason", "gpu_resource_name", "gpu_name"),
-			caCounterVec("failed_node_creations_total", "No series in tidal: its failed scale-ups are counted by failed_scale_ups_total.", "reason"),
 			caCounterVec("created_node_groups_total", "No series in tidal: it creates no node groups.", "group_type"),
 			caCounterVec("deleted_node_groups_total", "No series in tidal: it deletes no node groups.", "group_type"),
 			caGaugeVec("node_taints_count", "No series in tidal: it does not count taints by type.", "type"),

@@ -172,10 +172,12 @@ func (m *Metrics) ScaledUp(group string, nodes int) {
 	m.CA.ScaleUpCount.WithLabelValues(withGPU()...).Add(float64(nodes))
 }
 
-// failedScaleUp counts a failed scale-up of group; reason is tidal's.
-func (m *Metrics) FailedScaleUp(group, reason string) {
+// failedScaleUp counts a failed scale-up of group and the nodes it did not
+// bring; reason is tidal's.
+func (m *Metrics) FailedScaleUp(group, reason string, nodes int) {
 	m.FailedScaleUps.WithLabelValues(group, reason).Inc()
 	m.CA.FailedScaleUpCount.WithLabelValues(withGPU(caFailedScaleUpReason(reason))...).Inc()
+	m.CA.FailedNodeCreations.WithLabelValues(caFailedScaleUpReason(reason)).Add(float64(nodes))
 }
 
 // scaledDown counts a node of group removed as kind (empty, underutilized,
