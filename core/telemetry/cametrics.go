@@ -137,7 +137,9 @@ func newCAMetrics(perNodeGroup bool) *CAMetrics {
 // init gives the counters CA starts at zero their series, so that rates
 // and increases over them have data from the first scrape.
 func (m *CAMetrics) init() {
-	for _, t := range []string{"cloudProviderError", "apiCallError", "internalError"} {
+	// CA's error types; tidal's errors are of the first three.
+	for _, t := range []string{"cloudProviderError", "apiCallError", "internalError", "transientError",
+		"configurationError", "nodeGroupDoesNotExistError", "unexpectedScaleDownStateError"} {
 		m.ErrorsCount.WithLabelValues(t)
 	}
 	for _, r := range []string{"cloudProviderError", "apiCallError", "timeout"} {
