@@ -67,7 +67,7 @@ func (a *Live) Grow(ctx context.Context, g Growth) Result {
 	}
 	if err := bounded(ctx, "increase size", func(ctx context.Context) error { return g.Group.IncreaseSize(ctx, delta) }); err != nil {
 		logger.Error(err, "Scale-up failed", "nodeGroup", up.Group)
-		a.Metrics.FailedScaleUp(up.Group, "cloudProviderError")
+		a.Metrics.FailedScaleUp(up.Group, "cloudProviderError", delta)
 		a.Events.OnStatus(a.Status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d failed: %v",
 			up.Group, delta, err)
 		a.tellFailed(up.Pods, up.Group, err.Error())
@@ -93,7 +93,7 @@ func (a *Live) Cancel(ctx context.Context, c Cancel) Result {
 	if strings.Contains(c.Reason, "ProvisionTimeout") {
 		reason = "timeout"
 	}
-	a.Metrics.FailedScaleUp(c.Cancel.Group, reason)
+	a.Metrics.FailedScaleUp(c.Cancel.Group, reason, len(c.Instances))
 	values := []any{"nodeGroup", c.Cancel.Group, "count", len(c.Instances), "reason", c.Reason}
 	if c.SinceReported > 0 {
 		values = append(values, "sinceReported", c.SinceReported)

@@ -19,10 +19,12 @@ const (
 	CAMaximum              = "maximum"
 )
 
-// CAMetrics are the families of Cluster Autoscaler's metrics that tidal
-// fills with true values, under CA's names, types, label sets and buckets,
-// so that dashboards and alert rules written for CA read tidal unchanged.
-// docs/metrics.md lists the families left out and why.
+// CAMetrics are the families of Cluster Autoscaler's metrics (those of the
+// release config.CARelease), under CA's names, types, label sets and
+// buckets, so that dashboards and alert rules written for CA read tidal
+// unchanged. The fields are the families tidal fills with true values; the
+// others are registered and stay at zero or without series (unfilled,
+// docs/metrics.md says why for each).
 type CAMetrics struct {
 	ClusterSafeToAutoscale prometheus.Gauge
 	NodesCount             *prometheus.GaugeVec
@@ -40,8 +42,9 @@ type CAMetrics struct {
 	PendingNodeDeletions    prometheus.Gauge
 
 	ErrorsCount         *prometheus.CounterVec
-	ScaleUpCount        prometheus.Counter
+	ScaleUpCount        *prometheus.CounterVec
 	FailedScaleUpCount  *prometheus.CounterVec
+	FailedNodeCreations *prometheus.CounterVec
 	ScaleDownCount      *prometheus.CounterVec
 	EvictionsCount      *prometheus.CounterVec
 	UnneededNodesCount  prometheus.Gauge
@@ -51,6 +54,8 @@ type CAMetrics struct {
 
 	// perNodeGroup is nil unless --emit-per-nodegroup-metrics is set.
 	PerNodeGroup *CANodeGroupMetrics
+
+	unfilled *caUnfilledMetrics
 }
 
 // CANodeGroupMetrics are CA's per node group gauges.
@@ -74,9 +79,17 @@ func caCounterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: caNamespace, Name: name, Help: help}, labels)
 }
 
-// caDurationBuckets are CA's function_duration_seconds buckets: 30
-// exponential buckets from 10 ms, growing by half each.
-var caDurationBuckets = prometheus.ExponentialBuckets(0.01, 1.5, 30)
+// caGPULabels are the labels CA adds to its scale-up and scale-down
+// counters: the GPU resource and type of the node group's nodes and their
+// DRA drivers. tidal leaves them empty, as CA does for nodes without GPUs.
+func caGPULabels() []string { return []string{"gpu_resource_name", "gpu_name", "dra_drivers"} }
+
+// withGPU adds to a series' label values those of caGPULabels: empty.
+func withGPU(values ...string) []string { return append(values, "", "", "") }
+
+// caDurationBuckets are CA's function_duration_seconds buckets: 150
+// exponential buckets from 100 ms to 30 minutes.
+func caDurationBuckets() []float64 { return prometheus.ExponentialBucketsRange(0.1, 1800, 150) }
 
 func newCAMetrics(perNodeGroup bool) *CAMetrics {
 	m := &CAMetrics{
@@ -91,19 +104,19 @@ func newCAMetrics(perNodeGroup bool) *CAMetrics {
 		MemoryLimitsBytes:      caGaugeVec("memory_limits_bytes", "Least and most memory of the cluster in bytes (--memory-total).", "direction"),
 		LastActivity:           caGaugeVec("last_activity", "Unix time a part of the node loop last ran.", "activity"),
 		FunctionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: caNamespace,
-			Name: "function_duration_seconds", Help: "Time taken by the parts of the node loop.", Buckets: caDurationBuckets}, []string{"function"}),
+			Name: "function_duration_seconds", Help: "Time taken by the parts of the node loop.", Buckets: caDurationBuckets()}, []string{"function"}),
 		FunctionDurationSummary: prometheus.NewSummaryVec(prometheus.SummaryOpts{Namespace: caNamespace,
 			Name: "function_duration_quantile_seconds", Help: "Quantiles of the time taken by the parts of the node loop.", MaxAge: time.Hour}, []string{"function"}),
 		PendingNodeDeletions: caGauge("pending_node_deletions", "Node removals started and not yet finished."),
 		ErrorsCount:          caCounterVec("errors_total", "Node-loop iterations that failed, by error type.", "type"),
-		ScaleUpCount: prometheus.NewCounter(prometheus.CounterOpts{Namespace: caNamespace,
-			Name: "scaled_up_nodes_total", Help: "Nodes requested by scale-ups."}),
-		FailedScaleUpCount:  caCounterVec("failed_scale_ups_total", "Scale-ups that failed, by reason.", "reason"),
-		ScaleDownCount:      caCounterVec("scaled_down_nodes_total", "Nodes removed, by reason.", "reason"),
-		EvictionsCount:      caCounterVec("evicted_pods_total", "Pod evictions by result.", "eviction_result"),
-		UnneededNodesCount:  caGauge("unneeded_nodes_count", "Nodes currently unneeded."),
-		UnremovableNodes:    caGaugeVec("unremovable_nodes_count", "Scale-down candidates that must stay, by reason.", "reason"),
-		ScaleDownInCooldown: caGauge("scale_down_in_cooldown", "1 while scale-down is in cooldown, 0 otherwise."),
+		ScaleUpCount:         caCounterVec("scaled_up_nodes_total", "Nodes requested by scale-ups.", caGPULabels()...),
+		FailedScaleUpCount:   caCounterVec("failed_scale_ups_total", "Scale-ups that failed, by reason.", append([]string{"reason"}, caGPULabels()...)...),
+		FailedNodeCreations:  caCounterVec("failed_node_creations_total", "Nodes that failed scale-ups did not bring, by reason.", "reason"),
+		ScaleDownCount:       caCounterVec("scaled_down_nodes_total", "Nodes removed, by reason.", append([]string{"reason"}, caGPULabels()...)...),
+		EvictionsCount:       caCounterVec("evicted_pods_total", "Pod evictions by result.", "eviction_result"),
+		UnneededNodesCount:   caGauge("unneeded_nodes_count", "Nodes currently unneeded."),
+		UnremovableNodes:     caGaugeVec("unremovable_nodes_count", "Scale-down candidates that must stay, by reason.", "reason"),
+		ScaleDownInCooldown:  caGauge("scale_down_in_cooldown", "1 while scale-down is in cooldown, 0 otherwise."),
 		OldUnregistered: prometheus.NewCounter(prometheus.CounterOpts{Namespace: caNamespace,
 			Name: "old_unregistered_nodes_removed_count", Help: "Requested nodes removed because they did not register in time."}),
 	}
@@ -116,6 +129,7 @@ func newCAMetrics(perNodeGroup bool) *CAMetrics {
 			BackoffStatus: caGaugeVec("node_group_backoff_status", "1 while the node group is backed off, with the reason; 0 otherwise.", "node_group", "reason"),
 		}
 	}
+	m.unfilled = newCAUnfilledMetrics()
 	m.init()
 	return m
 }
@@ -123,14 +137,16 @@ func newCAMetrics(perNodeGroup bool) *CAMetrics {
 // init gives the counters CA starts at zero their series, so that rates
 // and increases over them have data from the first scrape.
 func (m *CAMetrics) init() {
-	for _, t := range []string{"cloudProviderError", "apiCallError", "internalError"} {
+	// CA's error types; tidal's errors are of the first three.
+	for _, t := range []string{"cloudProviderError", "apiCallError", "internalError", "transientError",
+		"configurationError", "nodeGroupDoesNotExistError", "unexpectedScaleDownStateError"} {
 		m.ErrorsCount.WithLabelValues(t)
 	}
 	for _, r := range []string{"cloudProviderError", "apiCallError", "timeout"} {
-		m.FailedScaleUpCount.WithLabelValues(r)
+		m.FailedScaleUpCount.WithLabelValues(withGPU(r)...)
 	}
 	for _, r := range []string{"empty", "underutilized", "unready"} {
-		m.ScaleDownCount.WithLabelValues(r)
+		m.ScaleDownCount.WithLabelValues(withGPU(r)...)
 	}
 	for _, r := range []string{"succeeded", "failed"} {
 		m.EvictionsCount.WithLabelValues(r)
@@ -141,8 +157,9 @@ func (m *CAMetrics) collectors() []prometheus.Collector {
 	cs := []prometheus.Collector{m.ClusterSafeToAutoscale, m.NodesCount, m.NodeGroupsCount, m.UnschedulablePodsCount,
 		m.MaxNodesCount, m.CPUCurrentCores, m.CPULimitsCores, m.MemoryCurrentBytes, m.MemoryLimitsBytes,
 		m.LastActivity, m.FunctionDuration, m.FunctionDurationSummary, m.PendingNodeDeletions,
-		m.ErrorsCount, m.ScaleUpCount, m.FailedScaleUpCount, m.ScaleDownCount, m.EvictionsCount,
+		m.ErrorsCount, m.ScaleUpCount, m.FailedScaleUpCount, m.FailedNodeCreations, m.ScaleDownCount, m.EvictionsCount,
 		m.UnneededNodesCount, m.UnremovableNodes, m.ScaleDownInCooldown, m.OldUnregistered}
+	cs = append(cs, m.unfilled.collectors()...)
 	if g := m.PerNodeGroup; g != nil {
 		cs = append(cs, g.MinCount, g.MaxCount, g.TargetCount, g.Healthiness, g.BackoffStatus)
 	}

@@ -3,63 +3,77 @@ package telemetry
 import (
 	"fmt"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/tidal-autoscaler/tidal/config"
 )
 
-// caFamily is a family of Cluster Autoscaler's metrics.go as CA defines it.
+// caFamily is a family of Cluster Autoscaler's metrics.go as the pinned
+// release defines it.
 type caFamily struct {
-	typ    dto.MetricType
-	labels []string
+	typ          dto.MetricType
+	labels       []string // sorted
+	perNodeGroup bool
+	buckets      []float64
 }
 
-// caFamilies are the families tidal exposes, by name, with CA's type and
-// label names; caPerNodeGroup those only --emit-per-nodegroup-metrics adds.
-var (
-	caFamilies = map[string]caFamily{
-		"cluster_autoscaler_cluster_safe_to_autoscale":            {dto.MetricType_GAUGE, nil},
-		"cluster_autoscaler_nodes_count":                          {dto.MetricType_GAUGE, []string{"state"}},
-		"cluster_autoscaler_node_groups_count":                    {dto.MetricType_GAUGE, []string{"node_group_type"}},
-		"cluster_autoscaler_unschedulable_pods_count":             {dto.MetricType_GAUGE, []string{"type"}},
-		"cluster_autoscaler_max_nodes_count":                      {dto.MetricType_GAUGE, nil},
-		"cluster_autoscaler_cluster_cpu_current_cores":            {dto.MetricType_GAUGE, nil},
-		"cluster_autoscaler_cpu_limits_cores":                     {dto.MetricType_GAUGE, []string{"direction"}},
-		"cluster_autoscaler_cluster_memory_current_bytes":         {dto.MetricType_GAUGE, nil},
-		"cluster_autoscaler_memory_limits_bytes":                  {dto.MetricType_GAUGE, []string{"direction"}},
-		"cluster_autoscaler_last_activity":                        {dto.MetricType_GAUGE, []string{"activity"}},
-		"cluster_autoscaler_function_duration_seconds":            {dto.MetricType_HISTOGRAM, []string{"function"}},
-		"cluster_autoscaler_function_duration_quantile_seconds":   {dto.MetricType_SUMMARY, []string{"function"}},
-		"cluster_autoscaler_pending_node_deletions":               {dto.MetricType_GAUGE, nil},
-		"cluster_autoscaler_errors_total":                         {dto.MetricType_COUNTER, []string{"type"}},
-		"cluster_autoscaler_scaled_up_nodes_total":                {dto.MetricType_COUNTER, nil},
-		"cluster_autoscaler_failed_scale_ups_total":               {dto.MetricType_COUNTER, []string{"reason"}},
-		"cluster_autoscaler_scaled_down_nodes_total":              {dto.MetricType_COUNTER, []string{"reason"}},
-		"cluster_autoscaler_evicted_pods_total":                   {dto.MetricType_COUNTER, []string{"eviction_result"}},
-		"cluster_autoscaler_unneeded_nodes_count":                 {dto.MetricType_GAUGE, nil},
-		"cluster_autoscaler_unremovable_nodes_count":              {dto.MetricType_GAUGE, []string{"reason"}},
-		"cluster_autoscaler_scale_down_in_cooldown":               {dto.MetricType_GAUGE, nil},
-		"cluster_autoscaler_old_unregistered_nodes_removed_count": {dto.MetricType_COUNTER, nil},
+var caTypes = map[string]dto.MetricType{"gauge": dto.MetricType_GAUGE, "counter": dto.MetricType_COUNTER,
+	"histogram": dto.MetricType_HISTOGRAM, "summary": dto.MetricType_SUMMARY}
+
+// caReleaseFamilies reads the extract of the pinned CA release's families
+// hack/catables wrote (make ca-tables).
+func caReleaseFamilies(t *testing.T) map[string]caFamily {
+	t.Helper()
+	data, err := os.ReadFile("testdata/ca-metrics.txt")
+	if err != nil {
+		t.Fatal(err)
 	}
-	caPerNodeGroup = map[string]caFamily{
-		"cluster_autoscaler_node_group_min_count":      {dto.MetricType_GAUGE, []string{"node_group"}},
-		"cluster_autoscaler_node_group_max_count":      {dto.MetricType_GAUGE, []string{"node_group"}},
-		"cluster_autoscaler_node_group_target_count":   {dto.MetricType_GAUGE, []string{"node_group"}},
-		"cluster_autoscaler_node_group_healthiness":    {dto.MetricType_GAUGE, []string{"node_group"}},
-		"cluster_autoscaler_node_group_backoff_status": {dto.MetricType_GAUGE, []string{"node_group", "reason"}},
+	if !strings.Contains(string(data), config.CARelease+" ") {
+		t.Fatalf("testdata/ca-metrics.txt is not of %s, the release of tidal's flag table: regenerate both with make ca-tables", config.CARelease)
 	}
-)
+	out := map[string]caFamily{}
+	for i, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 6 {
+			t.Fatalf("testdata/ca-metrics.txt:%d: %d fields, want 6", i+1, len(f))
+		}
+		fam := caFamily{typ: caTypes[f[1]], perNodeGroup: f[3] == "per-node-group"}
+		if f[2] != "-" {
+			fam.labels = strings.Split(f[2], ",")
+			sort.Strings(fam.labels)
+		}
+		if f[5] != "-" {
+			for _, b := range strings.Split(f[5], ",") {
+				x, err := strconv.ParseFloat(b, 64)
+				if err != nil {
+					t.Fatalf("testdata/ca-metrics.txt:%d: bucket %s: %v", i+1, b, err)
+				}
+				fam.buckets = append(fam.buckets, x)
+			}
+		}
+		out[f[0]] = fam
+	}
+	return out
+}
 
 var descName = regexp.MustCompile(`fqName: "([^"]+)"`)
 
 // touch gives each vector of cs one series with as many label values as
-// the table says the family has; a wrong count is an error.
+// the release's family has; a wrong count is an error.
 func touch(cs []prometheus.Collector, want map[string]caFamily) error {
 	for _, c := range cs {
 		ch := make(chan *prometheus.Desc, 1)
@@ -87,16 +101,16 @@ func touch(cs []prometheus.Collector, want map[string]caFamily) error {
 	return nil
 }
 
-// Tidal's CA families have CA's names, types and label names: all of the
-// table and nothing else under CA's prefix, the per node group gauges only
-// when asked for.
+// Every family of the pinned CA release's metrics.go is registered with
+// CA's name, type, label names and buckets, and nothing else under CA's
+// prefix; the per node group gauges only when asked for. A release that
+// adds or changes a family fails here after make ca-tables.
 func TestCAMetricFamiliesMatchCA(t *testing.T) {
+	release := caReleaseFamilies(t)
 	for _, perNodeGroup := range []bool{false, true} {
 		t.Run(fmt.Sprintf("perNodeGroup=%v", perNodeGroup), func(t *testing.T) {
-			want := maps.Clone(caFamilies)
-			if perNodeGroup {
-				maps.Copy(want, caPerNodeGroup)
-			}
+			want := maps.Clone(release)
+			maps.DeleteFunc(want, func(_ string, f caFamily) bool { return f.perNodeGroup && !perNodeGroup })
 			reg := prometheus.NewPedanticRegistry()
 			m := NewMetrics(reg, perNodeGroup)
 			if err := touch(m.CA.collectors(), want); err != nil {
@@ -114,51 +128,43 @@ func TestCAMetricFamiliesMatchCA(t *testing.T) {
 				got[f.GetName()] = true
 				w, ok := want[f.GetName()]
 				if !ok {
-					t.Errorf("%s is exposed but not in the table of CA's families", f.GetName())
+					t.Errorf("%s is exposed but is not a family of %s (or only with --emit-per-nodegroup-metrics)", f.GetName(), config.CARelease)
 					continue
 				}
-				if f.GetType() != w.typ {
-					t.Errorf("%s is a %v, CA's is a %v", f.GetName(), f.GetType(), w.typ)
-				}
-				var labels []string
-				for _, l := range f.GetMetric()[0].GetLabel() {
-					labels = append(labels, l.GetName())
-				}
-				sort.Strings(labels)
-				if !slices.Equal(labels, w.labels) {
-					t.Errorf("%s has labels %v, CA's has %v", f.GetName(), labels, w.labels)
-				}
+				checkFamily(t, f, w)
 			}
 			for name := range want {
 				if !got[name] {
-					t.Errorf("%s is not exposed", name)
+					t.Errorf("%s's %s is not exposed", config.CARelease, name)
 				}
 			}
 		})
 	}
 }
 
-// function_duration_seconds has CA's buckets: 10 ms growing by half, 30 of
-// them (the last about 21 minutes).
-func TestCAFunctionDurationBuckets(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg, false)
-	m.Observe("main", 0)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+func checkFamily(t *testing.T, f *dto.MetricFamily, w caFamily) {
+	t.Helper()
+	if f.GetType() != w.typ {
+		t.Errorf("%s is a %v, CA's is a %v", f.GetName(), f.GetType(), w.typ)
 	}
-	for _, f := range families {
-		if f.GetName() != "cluster_autoscaler_function_duration_seconds" {
-			continue
-		}
-		b := f.GetMetric()[0].GetHistogram().GetBucket()
-		if len(b) != 30 || b[0].GetUpperBound() != 0.01 || b[1].GetUpperBound() != 0.015 || int(b[29].GetUpperBound()) != 1278 {
-			t.Fatalf("buckets %v, want 0.01, 0.015, ... 1278.34 (30)", b)
-		}
+	var labels []string
+	for _, l := range f.GetMetric()[0].GetLabel() {
+		labels = append(labels, l.GetName())
+	}
+	sort.Strings(labels)
+	if !slices.Equal(labels, w.labels) {
+		t.Errorf("%s has labels %v, CA's has %v", f.GetName(), labels, w.labels)
+	}
+	if w.typ != dto.MetricType_HISTOGRAM {
 		return
 	}
-	t.Fatal("no cluster_autoscaler_function_duration_seconds")
+	var buckets []float64
+	for _, b := range f.GetMetric()[0].GetHistogram().GetBucket() {
+		buckets = append(buckets, b.GetUpperBound())
+	}
+	if !slices.Equal(buckets, w.buckets) {
+		t.Errorf("%s has buckets %v,\nCA's are %v", f.GetName(), buckets, w.buckets)
+	}
 }
 
 // A phase CA names otherwise is observed under CA's name in CA's family,
@@ -191,6 +197,27 @@ func TestCAFunctionNames(t *testing.T) {
 		slices.Sort(got[family])
 		if !slices.Equal(got[family], want) {
 			t.Errorf("%s has functions %v, want %v", family, got[family], want)
+		}
+	}
+}
+
+// A failed scale-up counts once in failed_scale_ups_total and by its nodes
+// in failed_node_creations_total, under CA's reason, as CA's observer does.
+func TestCAFailedNodeCreations(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry(), false)
+	m.FailedScaleUp("g", "timeout", 3)
+	m.FailedScaleUp("g", "OutOfCapacity", 2)
+	for _, c := range []struct {
+		got  float64
+		want float64
+		what string
+	}{
+		{testutil.ToFloat64(m.CA.FailedNodeCreations.WithLabelValues("timeout")), 3, "failed_node_creations_total{reason=timeout}"},
+		{testutil.ToFloat64(m.CA.FailedNodeCreations.WithLabelValues("cloudProviderError")), 2, "failed_node_creations_total{reason=cloudProviderError}"},
+		{testutil.ToFloat64(m.CA.FailedScaleUpCount.WithLabelValues(withGPU("timeout")...)), 1, "failed_scale_ups_total{reason=timeout}"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
 		}
 	}
 }

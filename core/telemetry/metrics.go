@@ -169,20 +169,22 @@ func (m *Metrics) LoopError(errType string) {
 func (m *Metrics) ScaledUp(group string, nodes int) {
 	m.ScaledUpNodes.WithLabelValues(group).Add(float64(nodes))
 	m.ScaleUps.WithLabelValues(group).Inc()
-	m.CA.ScaleUpCount.Add(float64(nodes))
+	m.CA.ScaleUpCount.WithLabelValues(withGPU()...).Add(float64(nodes))
 }
 
-// failedScaleUp counts a failed scale-up of group; reason is tidal's.
-func (m *Metrics) FailedScaleUp(group, reason string) {
+// failedScaleUp counts a failed scale-up of group and the nodes it did not
+// bring; reason is tidal's.
+func (m *Metrics) FailedScaleUp(group, reason string, nodes int) {
 	m.FailedScaleUps.WithLabelValues(group, reason).Inc()
-	m.CA.FailedScaleUpCount.WithLabelValues(caFailedScaleUpReason(reason)).Inc()
+	m.CA.FailedScaleUpCount.WithLabelValues(withGPU(caFailedScaleUpReason(reason))...).Inc()
+	m.CA.FailedNodeCreations.WithLabelValues(caFailedScaleUpReason(reason)).Add(float64(nodes))
 }
 
 // scaledDown counts a node of group removed as kind (empty, underutilized,
 // unready).
 func (m *Metrics) ScaledDown(group, kind string) {
 	m.ScaledDownNodes.WithLabelValues(group, kind).Inc()
-	m.CA.ScaleDownCount.WithLabelValues(kind).Inc()
+	m.CA.ScaleDownCount.WithLabelValues(withGPU(kind)...).Inc()
 }
 
 // evicted counts an eviction by result: succeeded, retried, failed. CA

@@ -111,8 +111,9 @@ func TestCACommandLinesStartTidal(t *testing.T) {
 	}
 }
 
-// Every flag of CA's FAQ table (config.CAFlags, which config's tests
-// compare with the FAQ) is a flag of tidal; those with no effect are
+// Every flag of the pinned CA release (config.CAFlags, which config's
+// tests compare with that release's extract) is a flag of tidal, klog's
+// and the logging ones included; those with no effect are
 // hidden, the others are not.
 func TestEveryCAFlagIsAFlagOfTidal(t *testing.T) {
 	fs := NewCommand().PersistentFlags()
