@@ -117,3 +117,23 @@ func decodeYAML(name string, data []byte) ([]*unstructured.Unstructured, error) 
 		out = append(out, o)
 	}
 }
+
+// MergeValues lays over on base as helm lays a later -f file over an
+// earlier one: maps merge key by key, anything else is replaced. Neither
+// argument is changed.
+func MergeValues(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		b, bok := out[k].(map[string]any)
+		o, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = MergeValues(b, o)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
