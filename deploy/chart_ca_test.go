@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -11,22 +10,17 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"sigs.k8s.io/yaml"
 )
 
-// CAChartValues is Cluster Autoscaler's chart's own values.yaml (testdata)
-// with the values a user of it sets on top, merged as helm merges -f files.
-func CAChartValues(t *testing.T, user map[string]any) map[string]any {
+// caChartValues is Cluster Autoscaler's chart's values.yaml with user's
+// values on top.
+func caChartValues(t *testing.T, user map[string]any) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(Dir(), "testdata", "cluster-autoscaler-chart-values.yaml"))
+	v, err := CAChartValues(user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v map[string]any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
-	return MergeValues(v, user)
+	return v
 }
 
 // An EKS user's values on top of Cluster Autoscaler's chart's values.yaml.
@@ -45,7 +39,7 @@ func eksUser() map[string]any {
 // ServiceAccount (with its IRSA annotation) under Cluster Autoscaler's
 // chart's names, and NOTES saying both, with the trust policy's subject.
 func TestChartFromClusterAutoscalersChartValues(t *testing.T) {
-	values := CAChartValues(t, eksUser())
+	values := caChartValues(t, eksUser())
 	objs, err := RenderChart(filepath.Join(Dir(), "helm", "tidal"), "ca", "kube-system", values)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +112,7 @@ func TestChartNamesAsClusterAutoscalersChart(t *testing.T) {
 			for k, v := range tc.user {
 				user = MergeValues(user, map[string]any{k: v})
 			}
-			objs, err := RenderChart(filepath.Join(Dir(), "helm", "tidal"), tc.release, "kube-system", CAChartValues(t, user))
+			objs, err := RenderChart(filepath.Join(Dir(), "helm", "tidal"), tc.release, "kube-system", caChartValues(t, user))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +164,7 @@ func TestChartNotesNameEveryUnusedClusterAutoscalerValue(t *testing.T) {
 		"vpa":            map[string]any{"enabled": true},
 		"serviceMonitor": map[string]any{"relabelings": []any{}},
 	})
-	notes, err := RenderNotes(filepath.Join(Dir(), "helm", "tidal"), "ca", "kube-system", CAChartValues(t, user))
+	notes, err := RenderNotes(filepath.Join(Dir(), "helm", "tidal"), "ca", "kube-system", caChartValues(t, user))
 	if err != nil {
 		t.Fatal(err)
 	}
