@@ -74,7 +74,7 @@ func TestChartFromClusterAutoscalersChartValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Cluster Autoscaler's image (registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0)",
+	for _, want := range []string{"Cluster Autoscaler's image or release (registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0)",
 		"tidal's image ghcr.io/tidal-autoscaler/tidal:v0.1.0 runs instead", "named as Cluster Autoscaler's chart names them (" + name,
 		"system:serviceaccount:kube-system:" + name, "names the role arn:aws:iam::111122223333:role/ca"} {
 		if !strings.Contains(notes, want) {
@@ -145,6 +145,10 @@ func TestChartReplacesClusterAutoscalersTag(t *testing.T) {
 	convert(t, Find(objs, "Deployment", "tidal-aws-cluster-autoscaler"), &d)
 	if img := d.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/tidal-autoscaler/tidal:v0.1.0" {
 		t.Errorf("image %s, want tidal's v0.1.0", img)
+	}
+	notes, err := RenderNotes(filepath.Join(Dir(), "helm", "tidal"), "tidal", "kube-system", values)
+	if err != nil || !strings.Contains(notes, "image or release (ghcr.io/tidal-autoscaler/tidal:v1.35.0):\ntidal's image ghcr.io/tidal-autoscaler/tidal:v0.1.0 runs instead") {
+		t.Errorf("NOTES (err %v) do not say the tag was replaced:\n%s", err, notes)
 	}
 	own := render(t, "kube-system", map[string]any{"nodes": []any{"1:3:a"}, "image": map[string]any{"tag": "v0.0.9"}})
 	convert(t, Find(own, "Deployment", "tidal"), &d)
