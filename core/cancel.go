@@ -47,3 +47,12 @@ func (o *observation) group(id string) *groupObservation {
 	}
 	return nil
 }
+
+// capacity is what one new node of the group can hold: its template's
+// allocatable (none without a template).
+func (g *groupObservation) capacity() corev1.ResourceList {
+	if g.template == nil || g.template.Node == nil {
+		return nil
+	}
+	return g.template.Node.Status.Allocatable
+}

@@ -20,7 +20,8 @@ import (
 func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Plan, report *iterationReport) []scaleup.Result {
 	var results []scaleup.Result
 	for _, up := range plan.ScaleUps {
-		r := l.actuator.Grow(ctx, act.Growth{Group: o.group(up.Group).group, Up: up, Packing: packingOf(plan)})
+		g := o.group(up.Group)
+		r := l.actuator.Grow(ctx, act.Growth{Group: g.group, Up: up, Packing: packingOf(plan), NodeCapacity: g.capacity()})
 		refused := l.apply(o, report, r)
 		results = append(results, scaleup.Result{Group: up.Group, Delta: r.Grown, Refused: refused})
 	}

@@ -244,9 +244,8 @@ func TestChartRefusesBadValues(t *testing.T) {
 			[]string{"autoscalingGroups", "minSize", "integer"}},
 		{"a group without a name", map[string]any{"autoscalingGroups": []any{map[string]any{"minSize": 1, "maxSize": 3}}},
 			[]string{"autoscalingGroups", "name"}},
-		{"Cluster Autoscaler's image", map[string]any{"nodes": []any{"1:3:a"},
-			"image": map[string]any{"repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tag": "v1.32.0"}},
-			[]string{"image.repository", "Cluster Autoscaler's image"}},
+		{"a cloud config on aws", map[string]any{"nodes": []any{"1:3:a"}, "cloudConfigPath": "/etc/aws.conf"},
+			[]string{"cloudConfigPath /etc/aws.conf", "externalgrpc", "leave cloudConfigPath out"}},
 		{"another cloud", map[string]any{"nodes": []any{"1:3:a"}, "cloudProvider": "gce"}, []string{"cloudProvider", "aws", "local"}},
 		{"nested extraArgs", map[string]any{"nodes": []any{"1:3:a"}, "extraArgs": map[string]any{"v": map[string]any{"x": 1}}},
 			[]string{"extraArgs", "v"}},
@@ -345,7 +344,7 @@ func TestChartNotesNameIgnoredValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Not used by tidal, though set: azureClientID, vpa, serviceAccount (now rbac.serviceAccount).", "kube-system/cluster-autoscaler", "cluster-autoscaler-status"} {
+	for _, want := range []string{"Not used by tidal, though set: azureClientID, serviceAccount (now rbac.serviceAccount), vpa.", "kube-system/cluster-autoscaler", "cluster-autoscaler-status"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("NOTES lack %q:\n%s", want, notes)
 		}

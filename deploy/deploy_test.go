@@ -232,6 +232,8 @@ func parseArgs(t *testing.T, args []string) *config.Options {
 	// klog's, which tidal's command adds beside its own.
 	fs.Int("v", 0, "")
 	fs.String("vmodule", "", "")
+	fs.Bool("logtostderr", true, "")
+	fs.String("stderrthreshold", "", "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("tidal's args %v: %v", args, err)
 	}

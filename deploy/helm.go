@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -15,6 +17,7 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 // RenderChart renders the Helm chart in dir as `helm template` does for a
@@ -116,4 +119,40 @@ func decodeYAML(name string, data []byte) ([]*unstructured.Unstructured, error) 
 		}
 		out = append(out, o)
 	}
+}
+
+// MergeValues lays over on base as helm lays a later -f file over an
+// earlier one: maps merge key by key, anything else is replaced. Neither
+// argument is changed.
+func MergeValues(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		b, bok := out[k].(map[string]any)
+		o, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = MergeValues(b, o)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// CAChartValues is Cluster Autoscaler's chart's own values.yaml (testdata,
+// as its chart ships it) with user's values laid over, as helm lays a
+// user's -f file over a chart's defaults: the values a user of Cluster
+// Autoscaler's chart installs with.
+func CAChartValues(user map[string]any) (map[string]any, error) {
+	data, err := os.ReadFile(filepath.Join(Dir(), "testdata", "cluster-autoscaler-chart-values.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var v map[string]any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("Cluster Autoscaler's chart's values: %w", err)
+	}
+	return MergeValues(v, user), nil
 }

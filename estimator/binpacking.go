@@ -41,6 +41,9 @@ type Estimate struct {
 	// Rejected holds, per pod group that does not fit even an empty new
 	// node, the scheduler's reason.
 	Rejected map[*simulator.PodGroup]*fwk.Status
+	// Shortfalls holds, for those of Rejected that an empty node lacks
+	// room for, the numbers: "Insufficient cpu (needs 3, free 1.5)".
+	Shortfalls map[*simulator.PodGroup][]string
 	// LimitReached is set when pods that fit the template were left out
 	// because MaxNodes was reached.
 	LimitReached bool
@@ -60,7 +63,8 @@ func Binpack(ctx context.Context, c *simulator.Checker, tmpl *simulator.NodeTemp
 	} else {
 		defer snap.Revert()
 	}
-	p := &packer{c: c, tmpl: tmpl, lim: lim, est: &Estimate{GroupID: tmpl.GroupID, Rejected: map[*simulator.PodGroup]*fwk.Status{}},
+	p := &packer{c: c, tmpl: tmpl, lim: lim, est: &Estimate{GroupID: tmpl.GroupID, Rejected: map[*simulator.PodGroup]*fwk.Status{},
+		Shortfalls: map[*simulator.PodGroup][]string{}},
 		used: map[string]bool{}, novelDomains: novelDomains(snap, tmpl)}
 	for _, w := range orderBySize(work, tmpl.Node) {
 		if err := p.packGroup(ctx, w); err != nil {
@@ -131,7 +135,7 @@ func (p *packer) packGroup(ctx context.Context, w Work) error {
 				refreshed = true
 			}
 			if st := p.c.Fits(ctx, gc, ni); !st.IsSuccess() {
-				p.est.Rejected[gc.Group] = st
+				p.rejected(gc, ni, st)
 				return nil
 			}
 			idx = len(p.nodes) - 1
@@ -157,7 +161,16 @@ func (p *packer) hasEmptyNode() bool {
 
 func (p *packer) reject(ctx context.Context, gc *simulator.GroupCheck, empty fwk.NodeInfo) {
 	if st := p.c.Fits(ctx, gc, empty); !st.IsSuccess() {
-		p.est.Rejected[gc.Group] = st
+		p.rejected(gc, empty, st)
+	}
+}
+
+// rejected records why the group's pods do not fit the empty node ni,
+// with the numbers when it lacks room.
+func (p *packer) rejected(gc *simulator.GroupCheck, ni fwk.NodeInfo, st *fwk.Status) {
+	p.est.Rejected[gc.Group] = st
+	if short := gc.Shortfalls(ni); len(short) > 0 {
+		p.est.Shortfalls[gc.Group] = short
 	}
 }
 

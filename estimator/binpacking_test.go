@@ -3,6 +3,7 @@ package estimator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,6 +108,9 @@ func TestLimitsAndRejections(t *testing.T) {
 	st := est.Rejected[w[1].Check.Group]
 	if st == nil || st.Message() != "Insufficient cpu" {
 		t.Fatalf("8-CPU pods on a 4-CPU template: rejection %v", st)
+	}
+	if short := est.Shortfalls[w[1].Check.Group]; !slices.Equal(short, []string{"Insufficient cpu (needs 8, free 4)"}) {
+		t.Fatalf("8-CPU pods on a 4-CPU template: shortfalls %q", short)
 	}
 }
 

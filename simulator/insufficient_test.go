@@ -49,29 +49,7 @@ func TestInsufficientSpeaksAsTheScheduler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := NewSnapshot()
-			n := testNode("n", "4", "z")
-			if tt.node != nil {
-				tt.node(n)
-			}
-			ni, err := s.AddNode(n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pod := testPod("web", "1")
-			if tt.pod != nil {
-				tt.pod(pod)
-			}
-			for i := 0; i < tt.placed; i++ {
-				if err := s.AddPod(info(pod.DeepCopy()), "n"); err != nil {
-					t.Fatal(err)
-				}
-			}
-			c := newTestChecker(t, s)
-			gc, err := c.CheckGroup(ctx, &PodGroup{Pods: []*corev1.Pod{pod}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, gc, ni := podOnNode(t, tt.node, tt.pod, tt.placed)
 			got, scheduler := c.Fits(ctx, gc, ni), c.Filter(ctx, gc.PodCheck, ni)
 			if !slices.Equal(reasons(got), tt.want) || got.IsSuccess() != (len(tt.want) == 0) {
 				t.Fatalf("reasons %q, want %q", reasons(got), tt.want)
@@ -109,4 +87,71 @@ func capacity(name corev1.ResourceName, v resource.Quantity) func(*corev1.Node) 
 		n.Status.Capacity[name] = v
 		n.Status.Allocatable[name] = v
 	}
+}
+
+// Shortfalls give the pre-check's reasons with the numbers: what the pod
+// asks for and what the node's pods leave free.
+func TestShortfallsCarryTheNumbers(t *testing.T) {
+	q := resource.MustParse
+	tests := []struct {
+		name   string
+		node   func(*corev1.Node)
+		pod    func(*corev1.Pod)
+		placed int
+		want   []string
+	}{
+		{name: "cpu taken by the pods there", pod: requests(corev1.ResourceCPU, q("1500m")), placed: 2,
+			want: []string{"Insufficient cpu (needs 1.5, free 1)"}},
+		{name: "more than the node has", pod: func(p *corev1.Pod) {
+			requests(corev1.ResourceCPU, q("5"))(p)
+			requests(corev1.ResourceMemory, q("17Gi"))(p)
+		}, want: []string{"Insufficient cpu (needs 5, free 4)", "Insufficient memory (needs 17Gi, free 16Gi)"}},
+		{name: "memory partly used", pod: func(p *corev1.Pod) {
+			requests(corev1.ResourceCPU, q("100m"))(p)
+			requests(corev1.ResourceMemory, q("6Gi"))(p)
+		}, placed: 2, want: []string{"Insufficient memory (needs 6Gi, free 4Gi)"}},
+		{name: "no pod slot left", node: capacity(corev1.ResourcePods, q("2")), pod: requests(corev1.ResourceCPU, q("100m")),
+			placed: 2, want: []string{"Too many pods (2 of 2 used)"}},
+		{name: "an extended resource the node lacks", pod: requests("example.com/gpu", q("2")),
+			want: []string{"Insufficient example.com/gpu (needs 2, free 0)"}},
+		{name: "room", pod: requests(corev1.ResourceCPU, q("1"))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, gc, ni := podOnNode(t, tt.node, tt.pod, tt.placed)
+			if got := gc.Shortfalls(ni); !slices.Equal(got, tt.want) {
+				t.Errorf("shortfalls %q, want %q (the scheduler's reasons: %q)", got, tt.want, reasons(gc.Insufficient(ni)))
+			}
+		})
+	}
+}
+
+// podOnNode is a 4-CPU, 16 GiB, 110-pod node changed by node, with placed
+// copies of a 1-CPU pod changed by pod on it, and that pod's group check.
+func podOnNode(t *testing.T, node func(*corev1.Node), pod func(*corev1.Pod), placed int) (*Checker, *GroupCheck, fwk.NodeInfo) {
+	t.Helper()
+	s := NewSnapshot()
+	n := testNode("n", "4", "z")
+	if node != nil {
+		node(n)
+	}
+	ni, err := s.AddNode(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testPod("web", "1")
+	if pod != nil {
+		pod(p)
+	}
+	for i := 0; i < placed; i++ {
+		if err := s.AddPod(info(p.DeepCopy()), "n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newTestChecker(t, s)
+	gc, err := c.CheckGroup(context.Background(), &PodGroup{Pods: []*corev1.Pod{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, gc, ni
 }

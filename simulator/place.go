@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
@@ -133,6 +135,40 @@ func (gc *GroupCheck) Insufficient(ni fwk.NodeInfo) *fwk.Status {
 		return nil
 	}
 	return fwk.NewStatus(code, reasons...)
+}
+
+// Shortfalls are Insufficient's reasons with the numbers, for people:
+// "Insufficient cpu (needs 3, free 1.5)", "Insufficient memory (needs 6Gi,
+// free 3584Mi)" (cpu in cores, other resources as quantities), free being
+// what the node's pods leave of its allocatable. Empty when the node has
+// room.
+func (gc *GroupCheck) Shortfalls(ni fwk.NodeInfo) []string {
+	n, ok := ni.(*framework.NodeInfo)
+	if !ok {
+		return nil
+	}
+	var out []string
+	if len(n.Pods)+1 > n.Allocatable.AllowedPodNumber {
+		out = append(out, fmt.Sprintf("Too many pods (%d of %d used)", len(n.Pods), n.Allocatable.AllowedPodNumber))
+	}
+	for _, a := range gc.amounts(n) {
+		if short(a.want, a.used, a.have) {
+			out = append(out, fmt.Sprintf("Insufficient %s (needs %s, free %s)", a.name, quantity(a.name, a.want), quantity(a.name, max(a.have-a.used, 0))))
+		}
+	}
+	return out
+}
+
+// quantity writes an amount of a resource: cpu in cores ("1.5"), others
+// as Kubernetes quantities ("3584Mi").
+func quantity(name corev1.ResourceName, v int64) string {
+	if name == corev1.ResourceCPU {
+		return strconv.FormatFloat(float64(v)/1000, 'f', -1, 64)
+	}
+	if name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage {
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
+	return resource.NewQuantity(v, resource.DecimalSI).String()
 }
 
 // Fits checks the group's pod against one node: the pre-check, then the

@@ -65,6 +65,10 @@ type Growth struct {
 	Why string
 	// Trigger names the allocation trigger, if that is why.
 	Trigger string
+	// NodeCapacity is what one new node of the group can hold (its
+	// template's allocatable): with the node count, the capacity a
+	// scale-up for pending pods asks for, whatever group gives it.
+	NodeCapacity corev1.ResourceList
 }
 
 // Cancel is requested nodes to drop.

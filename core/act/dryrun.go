@@ -89,8 +89,7 @@ func (a *DryRun) Grow(ctx context.Context, g Growth) Result {
 	up := g.Up
 	delta := up.To - up.From
 	a.dry.growth[up.Group] += delta
-	key := fmt.Sprintf("%s/%s/%d->%d", dryRunScaleUp, up.Group, up.From, up.To)
-	if !a.dry.note(key) {
+	if !a.dry.note(growthKey(g)) {
 		return Result{Group: up.Group}
 	}
 	klog.FromContext(ctx).Info("Dry run: would scale up", "nodeGroup", up.Group, "from", up.From, "to", up.To,

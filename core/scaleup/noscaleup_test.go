@@ -2,6 +2,7 @@ package scaleup
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,6 +128,21 @@ func TestNoScaleUpNamesTheResource(t *testing.T) {
 			if n.Reasons[reason] != count {
 				t.Fatalf("%s: reasons %v, want %v", app, n.Reasons, want[app])
 			}
+		}
+	}
+	// Per node group, for explaining one pod, the reasons carry the
+	// numbers: what the pod needs and what an empty node of the group has.
+	wantBy := map[string]map[string][]string{
+		"cpu": {"a": {"Insufficient cpu (needs 100, free 4)"}, "b": {"Insufficient cpu (needs 100, free 8)"},
+			"big-memory": {"Insufficient cpu (needs 100, free 16)"}},
+		"both": {"a": {"Insufficient cpu (needs 100, free 4)", "Insufficient memory (needs 1Ti, free 16Gi)"},
+			"b":          {"Insufficient cpu (needs 100, free 8)", "Insufficient memory (needs 1Ti, free 32Gi)"},
+			"big-memory": {"Insufficient cpu (needs 100, free 16)"}},
+	}
+	for _, n := range plan.NoScaleUp {
+		app := n.Pods[0].Labels["app"]
+		if !reflect.DeepEqual(n.ByNodeGroup, wantBy[app]) {
+			t.Errorf("%s: reasons by node group %q, want %q", app, n.ByNodeGroup, wantBy[app])
 		}
 	}
 }

@@ -44,7 +44,12 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	applyChart(t, objs)
+	kinds := applyChart(t, objs)
+	for _, want := range []string{"ServiceMonitor", "PrometheusRule", "Service"} {
+		if !slices.Contains(kinds, want) {
+			t.Errorf("the chart rendered no %s from the values (kinds %v)", want, kinds)
+		}
+	}
 	lease := holdClusterAutoscalerLease(t)
 	draining := drainingNode(t, "ca-draining-"+ns)
 	tl := startTidal(t, storedArgs(t, ns, "cluster-autoscaler")...)
@@ -91,6 +96,52 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 	e.checkHooks(t)
 }
 
+// TestChartFromClusterAutoscalersChartValues installs tidal from Cluster
+// Autoscaler's chart's own values.yaml (deploy/testdata) with an EKS
+// user's values on top (a Cluster Autoscaler image tag, the IRSA role),
+// pointed at the AWS emulator: the API server stores tidal's image, and
+// the Deployment and the ServiceAccount (with its IRSA annotation) under
+// Cluster Autoscaler's chart's names; tidal run with the stored
+// Deployment's arguments scales the discovered group up for pending pods.
+func TestChartFromClusterAutoscalersChartValues(t *testing.T) {
+	ctx := context.Background()
+	e := startAWSEnv(t, 0, 6)
+	ns := newNamespace(t)
+	const role = "arn:aws:iam::111122223333:role/cluster-autoscaler"
+	values, err := deploy.CAChartValues(map[string]any{
+		"autoDiscovery": map[string]any{"clusterName": e.cluster}, "awsRegion": e.srv.Region(),
+		"image":     map[string]any{"tag": "v1.35.0"},
+		"extraArgs": map[string]any{"scan-interval": "1s"},
+		"rbac":      map[string]any{"serviceAccount": map[string]any{"annotations": map[string]any{"eks.amazonaws.com/role-arn": role}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := deploy.RenderChart(filepath.Join(deploy.Dir(), "helm", "tidal"), "autoscaler", ns, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyChart(t, objs)
+	const name = "autoscaler-aws-cluster-autoscaler"
+	d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the Deployment under Cluster Autoscaler's chart's name: %v", err)
+	}
+	if pod := d.Spec.Template.Spec; pod.Containers[0].Image != "ghcr.io/tidal-autoscaler/tidal:v0.1.0" || pod.ServiceAccountName != name {
+		t.Errorf("the stored Deployment runs %s as %s, want tidal's image as %s", pod.Containers[0].Image, pod.ServiceAccountName, name)
+	}
+	sa, err := cluster.Client.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || sa.Annotations["eks.amazonaws.com/role-arn"] != role {
+		t.Fatalf("the ServiceAccount %s with the IRSA role: %v (err %v)", name, sa, err)
+	}
+	startTidal(t, storedArgs(t, ns, name)...)
+	e.webPods(t, ns, 2, "1500m", "1Gi")
+	waitRunning(t, ns, "web", 2, 90*time.Second)
+	if g := e.group(t); g.DesiredCapacity != 1 {
+		t.Fatalf("desired capacity %d, want 1 node for 2 pods of 1.5 CPU", g.DesiredCapacity)
+	}
+}
+
 // drainingNode makes a node of no group with Cluster Autoscaler's deletion
 // taint, as a drain of Cluster Autoscaler leaves it, and deletes it when
 // the test ends.
@@ -131,8 +182,9 @@ func chartValues(t *testing.T, autoDiscovery map[string]any, region string) map[
 // applyChart applies the chart's objects as `helm install` would, with the
 // Deployment at 0 replicas (the test runs tidal itself), leaving out the
 // Prometheus Operator's kinds, which this cluster does not serve. Its
-// cluster-wide objects and those in kube-system go when the test ends.
-func applyChart(t *testing.T, objs []*unstructured.Unstructured) {
+// cluster-wide objects and those in kube-system go when the test ends. It
+// returns the kinds rendered.
+func applyChart(t *testing.T, objs []*unstructured.Unstructured) []string {
 	t.Helper()
 	var kinds []string
 	var served []*unstructured.Unstructured
@@ -153,15 +205,12 @@ func applyChart(t *testing.T, objs []*unstructured.Unstructured) {
 			}
 		})
 	}
-	for _, want := range []string{"ServiceMonitor", "PrometheusRule", "Service"} {
-		if !slices.Contains(kinds, want) {
-			t.Errorf("the chart rendered no %s from the values (kinds %v)", want, kinds)
-		}
-	}
+	return kinds
 }
 
 // storedArgs are the arguments of the Deployment as the API server stored
-// it, without --address (the test gives tidal a free one).
+// it, without --address (the test gives tidal a free one) and klog's flags
+// (the test process's logging is the test's).
 func storedArgs(t *testing.T, ns, name string) []string {
 	t.Helper()
 	d, err := cluster.Client.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
@@ -170,7 +219,8 @@ func storedArgs(t *testing.T, ns, name string) []string {
 	}
 	var args []string
 	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-		if !strings.HasPrefix(a, "--address=") {
+		flag, _, _ := strings.Cut(a, "=")
+		if !slices.Contains([]string{"--address", "--logtostderr", "--stderrthreshold", "--v"}, flag) {
 			args = append(args, a)
 		}
 	}

@@ -17,9 +17,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal-local/localapp"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
@@ -122,9 +125,10 @@ func TestLocalOwnAutoscalerFollowsSimulatedLoad(t *testing.T) {
 	})
 
 	var client kubernetes.Interface
+	var cfg *rest.Config
 	poll(t, 3*time.Minute, "tidal-local's cluster to answer", func(ctx context.Context) (bool, error) {
-		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "local", "cluster", "kubeconfig"))
-		if err != nil {
+		var err error
+		if cfg, err = clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "local", "cluster", "kubeconfig")); err != nil {
 			return false, err
 		}
 		if client, err = kubernetes.NewForConfig(cfg); err != nil {
@@ -169,4 +173,46 @@ func TestLocalOwnAutoscalerFollowsSimulatedLoad(t *testing.T) {
 	if want := "simulated load own/web/cpu = 0.25"; !strings.Contains(string(text), want) {
 		t.Errorf("the timeline does not show %q", want)
 	}
+	checkPodAutoscalerNotServed(ctx, t, client, cfg, ns)
+}
+
+// checkPodAutoscalerNotServed creates a PodAutoscaler in tidal-local, which
+// drives HorizontalPodAutoscalers, and sees it told so: ScalingActive=False
+// NotServed, and a Warning event naming --hpa-objects=false.
+func checkPodAutoscalerNotServed(ctx context.Context, t *testing.T, client kubernetes.Interface, cfg *rest.Config, ns string) {
+	t.Helper()
+	pas, err := v1alpha1.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := &v1alpha1.PodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}}
+	pa.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+	pa.Spec.MaxReplicas = 4
+	if _, err := pas.PodAutoscalers(ns).Create(ctx, pa, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create PodAutoscaler (the CRD is installed from the start): %v", err)
+	}
+	poll(t, time.Minute, "the PodAutoscaler's ScalingActive=False NotServed condition", func(ctx context.Context) (bool, error) {
+		got, err := pas.PodAutoscalers(ns).Get(ctx, "api", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == autoscalingv2.ScalingActive && c.Status == corev1.ConditionFalse && c.Reason == localapp.ReasonNotServed {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("conditions %+v", got.Status.Conditions)
+	})
+	poll(t, time.Minute, "a NotServed Warning event on the PodAutoscaler", func(ctx context.Context) (bool, error) {
+		events, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=api,reason=" + localapp.ReasonNotServed})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && e.InvolvedObject.Kind == v1alpha1.Kind && strings.Contains(e.Message, "--hpa-objects=false") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("events %d", len(events.Items))
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
+	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
@@ -175,6 +176,11 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 
 	fmt.Fprintf(out, "Cluster ready in %.1fs.\n  kubectl --kubeconfig %s get nodes,pods -A\n  tidal's log: %s\n\n",
 		time.Since(started).Seconds(), cluster.KubeconfigPath, logFile.Name())
+	// PodAutoscalers are served, or told they are not (below): never
+	// refused by a missing CRD nor ignored.
+	if err := installPodAutoscalerCRD(ctx, cluster.Config); err != nil {
+		return err
+	}
 	runOpts := *opts
 	runOpts.Kubeconfig, runOpts.Kubernetes = cluster.KubeconfigPath, ""
 	if lo.hpaObjects {
@@ -220,6 +226,13 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 			return nil
 		}
 		fmt.Fprintln(out, "\nThe demo is over; tidal keeps running (Ctrl-C stops it).")
+	}
+	if runOpts.HPA.HPAObjects {
+		pas, err := v1alpha1.NewForConfig(cluster.Config)
+		if err != nil {
+			return err
+		}
+		defer refusePodAutoscalers(ctx, cluster.Client, pas, tl.note)()
 	}
 	if err := app.Run(ctx, &runOpts, app.WithSimulatedMetrics(sim), app.WithUnsupportedFeatures(lo.unsupported)); err != nil {
 		return err

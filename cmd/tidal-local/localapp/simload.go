@@ -118,13 +118,16 @@ func watchSimulatedLoads(ctx context.Context, cluster *localcluster.Cluster, sim
 }
 
 // run syncs every simLoadInterval until ctx ends.
-func (w *loadWatcher) run(ctx context.Context) {
+func (w *loadWatcher) run(ctx context.Context) { repeat(ctx, simLoadInterval, w.sync) }
+
+// repeat calls f, then again every interval, until ctx ends.
+func repeat(ctx context.Context, interval time.Duration, f func(context.Context)) {
 	for {
-		w.sync(ctx)
+		f(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(simLoadInterval):
+		case <-time.After(interval):
 		}
 	}
 }

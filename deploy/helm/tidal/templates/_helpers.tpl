@@ -1,16 +1,53 @@
-{{/* The chart's name, nameOverride (as Cluster Autoscaler's chart). */}}
-{{- define "tidal.name" -}}
-{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{/* The image tidal's chart ships, without a tag. */}}
+{{- define "tidal.defaultRepository" -}}ghcr.io/tidal-autoscaler/tidal{{- end -}}
+
+{{/* "true" when the values name Cluster Autoscaler's image: its repository
+(image.repository holding "cluster-autoscaler"), or with tidal's repository
+a tag of Cluster Autoscaler's releases (v1.<Kubernetes minor>.<patch>,
+minor 20 on), which tidal does not publish. tidal's image and version run
+instead, and NOTES says so. */}}
+{{- define "tidal.caImage" -}}
+{{- $i := .Values.image -}}
+{{- if or (contains "cluster-autoscaler" $i.repository) (and (eq $i.repository (include "tidal.defaultRepository" .)) (regexMatch "^v1\\.[2-9][0-9]\\.[0-9]+" (toString $i.tag))) -}}true{{- end -}}
 {{- end -}}
 
-{{/* The objects' name: fullnameOverride, else the release's name when it
-holds the chart's name, else release-name. */}}
+{{/* The container's image. */}}
+{{- define "tidal.image" -}}
+{{- if include "tidal.caImage" . -}}
+{{- printf "%s:%s" (include "tidal.defaultRepository" .) .Chart.AppVersion -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when objects take Cluster Autoscaler's chart's names
+(<release>-<cloudProvider>-cluster-autoscaler): clusterAutoscalerNames, or
+when it is null, values that name Cluster Autoscaler's image (a values
+file of Cluster Autoscaler's chart). */}}
+{{- define "tidal.caNames" -}}
+{{- $set := .Values.clusterAutoscalerNames -}}
+{{- if kindIs "invalid" $set -}}{{- include "tidal.caImage" . -}}{{- else if $set -}}true{{- end -}}
+{{- end -}}
+
+{{/* The chart's name, nameOverride (as Cluster Autoscaler's chart): with
+its names, <cloudProvider>-cluster-autoscaler. */}}
+{{- define "tidal.name" -}}
+{{- $chart := .Chart.Name -}}
+{{- if include "tidal.caNames" . }}{{ $chart = printf "%s-cluster-autoscaler" .Values.cloudProvider }}{{ end -}}
+{{- default $chart .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The objects' name: fullnameOverride; else the release's name when it
+holds the chart's name (with Cluster Autoscaler's names: when it is the
+name, as its chart does); else release-name. */}}
 {{- define "tidal.fullname" -}}
 {{- if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
 {{- $name := include "tidal.name" . -}}
-{{- if contains $name .Release.Name -}}
+{{- $same := contains $name .Release.Name -}}
+{{- if include "tidal.caNames" . }}{{ $same = eq $name .Release.Name }}{{ end -}}
+{{- if $same -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
 {{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
@@ -98,8 +135,8 @@ both explicit groups and discovery (tidal refuses them at start). */}}
 {{- if and (eq $v.cloudProvider "aws") (not (or $v.nodes $v.autoscalingGroups $v.autoDiscovery.clusterName $v.autoDiscovery.specs)) -}}
 {{- fail "tidal: no node groups: set autoscalingGroups (name, minSize, maxSize), nodes (MIN:MAX:NAME) or autoDiscovery.clusterName" -}}
 {{- end -}}
-{{- if contains "cluster-autoscaler" $v.image.repository -}}
-{{- fail (printf "tidal: image.repository %s is Cluster Autoscaler's image, from its values file: leave image.repository out or set tidal's (ghcr.io/tidal-autoscaler/tidal)" $v.image.repository) -}}
+{{- if and $v.cloudConfigPath (ne $v.cloudProvider "externalgrpc") -}}
+{{- fail (printf "tidal: cloudConfigPath %s: tidal reads a cloud config file only with cloudProvider externalgrpc (the server's address and TLS files, docs/externalgrpc.md); on %s it takes its settings from flags and the SDK's environment (AWS_REGION, AWS_ENDPOINT_URL_*, IRSA): leave cloudConfigPath out" $v.cloudConfigPath $v.cloudProvider) -}}
 {{- end -}}
 {{- if include "tidal.extraArg" (list . "scale-in-deletion-cost") -}}
 {{- fail "tidal: set podLoop.scaleInDeletionCost, not extraArgs.scale-in-deletion-cost: the value also decides whether tidal may patch pods" -}}
@@ -129,6 +166,9 @@ both explicit groups and discovery (tidal refuses them at start). */}}
 {{- with .Values.awsRegion }}
 - --aws-region={{ . }}
 {{- end }}
+{{- with .Values.cloudConfigPath }}
+- --cloud-config={{ . }}
+{{- end }}
 - --expander={{ include "tidal.expander" . }}
 - --cluster-autoscaler-lease={{ include "tidal.caLease" . }}
 - --provision-ahead={{ .Values.provisionAhead }}
@@ -151,4 +191,62 @@ both explicit groups and discovery (tidal refuses them at start). */}}
 {{- range .Values.customArgs }}
 - {{ . }}
 {{- end }}
+{{- end -}}
+
+{{/* Cluster Autoscaler's chart's defaults that are not empty or are
+false, of the values tidal's chart does not have: a value equal to its
+default was not set (an empty one neither). */}}
+{{- define "tidal.caDefaults" -}}
+azureVMType: vmss
+clusterAPIMode: incluster-incluster
+clusterAPIWorkloadKubeconfigPath: /etc/kubernetes/value
+clusterAPICloudConfigPath: /etc/kubernetes/mgmt-kubeconfig
+magnumCABundlePath: /etc/kubernetes/ca-bundle.crt
+kwokConfigMapName: kwok-provider-config
+envFromConfigMapOptional: true
+azureUseManagedIdentityExtension: false
+azureUseWorkloadIdentityExtension: false
+azureEnableForceDelete: false
+vpa: {enabled: false, updateMode: Auto, containerPolicy: {}}
+rbac: {clusterScoped: true, pspEnabled: false}
+autoDiscovery: {roles: [worker]}
+{{- end -}}
+
+{{/* The values set that the chart does not use, as "a, b.c, ": keys its
+values.yaml lacks whose value is neither empty nor Cluster Autoscaler's
+default, looking into the values that hold named fields. Arguments: values,
+known (the chart's defaults at that level), ca (Cluster Autoscaler's),
+prefix. */}}
+{{- define "tidal.unusedIn" -}}
+{{- $known := .known -}}
+{{- $ca := .ca -}}
+{{- $prefix := .prefix -}}
+{{- $structured := list "image" "rbac" "rbac.serviceAccount" "autoDiscovery" "service" "serviceMonitor" "prometheusRule" "podDisruptionBudget" "deployment" "podLoop" "priorityExpander" -}}
+{{- range $key, $value := .values -}}
+{{- $path := printf "%s%s" $prefix $key -}}
+{{- if not (hasKey $known $key) -}}
+{{- if hasKey $ca $key -}}
+{{- if ne (toJson $value) (toJson (get $ca $key)) }}{{ $path }}, {{ end -}}
+{{- else if not (empty $value) }}{{ $path }}, {{ end -}}
+{{- else if and (has $path $structured) (kindIs "map" $value) (kindIs "map" (get $known $key)) -}}
+{{- $caIn := get $ca $key -}}
+{{- if not (kindIs "map" $caIn) }}{{ $caIn = dict }}{{ end -}}
+{{- include "tidal.unusedIn" (dict "values" $value "known" (get $known $key) "ca" $caIn "prefix" (printf "%s." $path)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The values set that the chart does not use, as a list, with a hint
+where one of tidal's values takes the place. */}}
+{{- define "tidal.unused" -}}
+{{- $known := .Files.Get "files/values.yaml" | fromYaml -}}
+{{- /* Used, though values.yaml leaves it out (maxUnavailable is set). */ -}}
+{{- $_ := set $known.podDisruptionBudget "minAvailable" "" -}}
+{{- $ca := include "tidal.caDefaults" . | fromYaml -}}
+{{- $hints := dict "serviceAccount" "serviceAccount (now rbac.serviceAccount)" -}}
+{{- $out := list -}}
+{{- range splitList ", " (include "tidal.unusedIn" (dict "values" .Values "known" $known "ca" $ca "prefix" "")) -}}
+{{- if . }}{{ $out = append $out (get $hints . | default .) }}{{ end -}}
+{{- end -}}
+{{- join ", " $out -}}
 {{- end -}}
