@@ -12,7 +12,7 @@ import (
 
 // setCAGauges sets Cluster Autoscaler's gauges from an iteration, but for
 // those set with tidal's own in setGauges.
-func (p *publisher) setCAGauges(r *iterationReport) {
+func (p *publisher) setCAGauges(r *Iteration) {
 	m := p.metrics.CA
 	o := r.observation
 	m.NodeGroupsCount.WithLabelValues(telemetry.CAGroupAutoscaled).Set(float64(len(o.groups)))
@@ -59,7 +59,7 @@ func notBeingDeleted(nodes []*corev1.Node) []*corev1.Node {
 // (as in CA: the target less the nodes still coming less the ready ones,
 // so nodes still booting do not count); its backoff
 // series carries the error code of the failure behind the backoff.
-func (p *publisher) setCANodeGroupGauges(m *telemetry.CANodeGroupMetrics, r *iterationReport) {
+func (p *publisher) setCANodeGroupGauges(m *telemetry.CANodeGroupMetrics, r *Iteration) {
 	for _, g := range r.observation.groups {
 		id := g.group.Id()
 		v := r.group(id)

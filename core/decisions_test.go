@@ -22,7 +22,7 @@ func TestDecisionsOfReport(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name)}}
 	}
 	big, web, db := pod("big"), pod("web"), pod("db")
-	r := &iterationReport{
+	r := &Iteration{
 		observation: &observation{now: time.Unix(1_800_000_000, 0), pending: []*corev1.Pod{big, web},
 			groupOfNode: map[string]string{"n1": "small", "n2": ""}},
 		health: clusterstate.Health{Healthy: true},

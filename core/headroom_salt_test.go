@@ -27,7 +27,7 @@ func TestHeadroomPlacementKeyNamesWhatWasPlaced(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := &NodeLoop{checker: checker, keys: simulator.NewEquivalenceKeys()}
+	l := &Decider{checker: checker, keys: simulator.NewEquivalenceKeys()}
 	headroom := func(cpu string) []*corev1.Pod {
 		var out []*corev1.Pod
 		for _, app := range []string{"web", "api"} {

@@ -33,7 +33,7 @@ func TestPublisherStatusFromTheReport(t *testing.T) {
 		{group: namedGroup{id: "b", max: 4}, target: 2},
 		{group: namedGroup{id: "c", max: 2}, problem: "cannot read target size: timeout"},
 	}
-	r := &iterationReport{
+	r := &Iteration{
 		observation: &observation{now: now, groups: groups},
 		health:      clusterstate.Health{Healthy: true, Registered: 5, Ready: 4, NotStarted: 1},
 		scaleDown: &scaleDownReport{plan: &scaledown.Plan{

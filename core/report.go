@@ -15,9 +15,9 @@ import (
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
-// iterationReport is what one iteration saw and did, for the status
+// Iteration is what one iteration saw and did, for the status
 // ConfigMap and the metrics.
-type iterationReport struct {
+type Iteration struct {
 	observation  *observation
 	health       clusterstate.Health
 	plan         *scaleup.Plan
@@ -39,7 +39,7 @@ type iterationReport struct {
 }
 
 // group is the cluster state's view of a node group at the iteration's end.
-func (r *iterationReport) group(id string) clusterstate.GroupView { return r.groups[id] }
+func (r *Iteration) group(id string) clusterstate.GroupView { return r.groups[id] }
 
 // publisher makes each iteration's report known: the status ConfigMap, the
 // gauges, and the capacity view the pod loop reads. It reads nothing but
@@ -55,7 +55,7 @@ type publisher struct {
 }
 
 // publish writes the status ConfigMap and sets the gauges.
-func (p *publisher) publish(ctx context.Context, r *iterationReport) {
+func (p *publisher) publish(ctx context.Context, r *Iteration) {
 	s := p.buildStatus(r)
 	p.setGauges(r)
 	p.setCAGauges(r)
@@ -66,7 +66,7 @@ func (p *publisher) publish(ctx context.Context, r *iterationReport) {
 	}
 }
 
-func (p *publisher) buildStatus(r *iterationReport) Status {
+func (p *publisher) buildStatus(r *Iteration) Status {
 	o := r.observation
 	s := Status{Time: o.now.UTC().Format(time.RFC3339)}
 	h := r.health
@@ -90,7 +90,7 @@ func (p *publisher) buildStatus(r *iterationReport) Status {
 	return s
 }
 
-func scaleUpStatus(r *iterationReport) ScaleUpStatus {
+func scaleUpStatus(r *Iteration) ScaleUpStatus {
 	st := ScaleUpStatus{Status: "NoActivity", UnschedulablePods: r.observation.unschedulable,
 		NotYetScheduled: len(r.observation.pending) - r.observation.unschedulable, Expendable: r.expendable, TooYoung: r.young}
 	p := r.plan
@@ -128,7 +128,7 @@ func scaleUpStatus(r *iterationReport) ScaleUpStatus {
 // maxStatusNodes bounds the per-node lists of the status ConfigMap.
 const maxStatusNodes = 500
 
-func (p *publisher) scaleDownStatus(r *iterationReport) ScaleDownStatus {
+func (p *publisher) scaleDownStatus(r *Iteration) ScaleDownStatus {
 	st := ScaleDownStatus{Status: "Disabled"}
 	sd := r.scaleDown
 	if sd == nil || sd.plan == nil {
@@ -186,7 +186,7 @@ func groupStatus(g *groupObservation, v clusterstate.GroupView) NodeGroupStatus 
 	return st
 }
 
-func (p *publisher) setGauges(r *iterationReport) {
+func (p *publisher) setGauges(r *Iteration) {
 	m := p.metrics
 	safe := 0.0
 	if r.health.Healthy {

@@ -13,12 +13,12 @@ import (
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
-func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
+func (d *Decider) decisionGroups(o *observation) []scaleup.Group {
 	var out []scaleup.Group
 	for _, g := range o.groups {
-		view := l.state.Group(g.group.Id())
+		view := d.state.Group(g.group.Id())
 		// A scheduled maximum caps the group below the cloud's.
-		minSize, maxSize := l.sched.effectiveSize(g)
+		minSize, maxSize := d.sched.effectiveSize(g)
 		sg := scaleup.Group{ID: g.group.Id(), Template: g.template, Min: minSize, Max: maxSize,
 			Target: g.target, Upcoming: view.Upcoming}
 		switch {
@@ -32,15 +32,15 @@ func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
 	return out
 }
 
-func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, groups []scaleup.Group) scaleup.Input {
+func (d *Decider) decisionInput(o *observation, pods []*simulator.PodGroup, groups []scaleup.Group) scaleup.Input {
 	in := scaleup.Input{
-		Checker: l.checker, NotReady: map[string]bool{}, Pending: pods, Groups: groups, Chain: l.chain,
-		ExpanderContext:        l.expanderContext(o, groups),
-		BalanceSimilar:         l.opts.BalanceSimilarNodeGroups,
-		BalancingIgnoredLabels: append(cloudprovider.BalancingIgnoredLabels(l.cfg.Cloud), l.opts.BalancingIgnoreLabels...), BalancingLabels: l.opts.BalancingLabels,
-		Limits: scaleup.Limits{MaxNodesTotal: l.opts.MaxNodesTotal, MaxNodesPerScaleUp: l.opts.MaxNodesPerScaleUp,
-			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes}.WithUsage(o.nodes, groups),
-		MaxGroupBinpacking: l.opts.MaxNodeGroupBinpackingTime,
+		Checker: d.checker, NotReady: map[string]bool{}, Pending: pods, Groups: groups, Chain: d.chain,
+		ExpanderContext:        d.expanderContext(o, groups),
+		BalanceSimilar:         d.opts.BalanceSimilarNodeGroups,
+		BalancingIgnoredLabels: append(cloudprovider.BalancingIgnoredLabels(d.cloud), d.opts.BalancingIgnoreLabels...), BalancingLabels: d.opts.BalancingLabels,
+		Limits: scaleup.Limits{MaxNodesTotal: d.opts.MaxNodesTotal, MaxNodesPerScaleUp: d.opts.MaxNodesPerScaleUp,
+			MaxMilliCores: d.opts.MaxMilliCores, MaxMemoryBytes: d.opts.MaxMemoryBytes}.WithUsage(o.nodes, groups),
+		MaxGroupBinpacking: d.opts.MaxNodeGroupBinpackingTime,
 	}
 	for name, n := range o.observed {
 		if !n.Ready {
@@ -52,13 +52,13 @@ func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, gro
 
 // expanderContext gathers what the expanders consult: nodes per zone,
 // the cpu-to-memory shape of what runs now, prices and priorities.
-func (l *NodeLoop) expanderContext(o *observation, groups []scaleup.Group) *expander.Context {
-	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Seed: l.mem.rnd.Uint64(),
-		Priorities: l.prio.current()}
+func (d *Decider) expanderContext(o *observation, groups []scaleup.Group) *expander.Context {
+	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Seed: d.mem.rnd.Uint64(),
+		Priorities: d.prio.current()}
 	for _, n := range o.nodes {
 		ctx.ZoneNodes[n.Labels[corev1.LabelTopologyZone]]++
 	}
-	pricing, _ := l.cfg.Cloud.Pricing()
+	pricing, _ := d.cloud.Pricing()
 	for _, g := range groups {
 		if g.Template == nil {
 			continue
