@@ -137,8 +137,8 @@ type NodeGroupState struct {
 // first or without Options.KeepDecisions.
 func (l *NodeLoop) LastDecisions() *Decisions { return l.last.Load() }
 
-// decisionsOf turns an iteration's report into Decisions.
-func decisionsOf(r *Iteration) *Decisions {
+// DecisionsOf renders an iteration's report into Decisions.
+func DecisionsOf(r *Iteration) *Decisions {
 	o := r.observation
 	d := &Decisions{Time: o.now.UTC().Format(time.RFC3339), Healthy: r.health.Healthy, HealthReason: r.health.Reason,
 		NodeGroupOfNode: map[string]string{}}

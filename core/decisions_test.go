@@ -35,7 +35,7 @@ func TestDecisionsOfReport(t *testing.T) {
 		scaleDown: &scaleDownReport{plan: &scaledown.Plan{Unremovable: []scaledown.Unremovable{{Node: "n1", Reason: scaledown.BlockedByPod,
 			Blocker: &scaledown.Blocker{Pod: db, Reason: "NotReplicated"}}}}},
 	}
-	d := decisionsOf(r)
+	d := DecisionsOf(r)
 	if len(d.ScaleUp.ScaleUps) != 1 {
 		t.Fatalf("scale-ups %+v, want 1", d.ScaleUp.ScaleUps)
 	}

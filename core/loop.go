@@ -348,7 +348,7 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 		l.publisher.publish(ctx, it)
 		l.d.events.SendEarlyStatusEvents(l.publisher.status)
 		if l.opts.KeepDecisions {
-			l.last.Store(decisionsOf(it))
+			l.last.Store(DecisionsOf(it))
 		}
 	}
 	return err
