@@ -67,15 +67,24 @@ func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io
 		return err
 	}
 	defer src.Cloud.Cleanup()
+	if req.Notes == nil {
+		req.Notes = os.Stderr
+	}
 	if note != "" {
-		if req.Notes == nil {
-			req.Notes = os.Stderr
-		}
 		fmt.Fprintln(req.Notes, note)
 	}
 	d, err := explain.Decide(ctx, src, nodeopts.FromConfig(opts))
 	if err != nil {
 		return err
+	}
+	// What the snapshot's groups were assumed to be is said with the
+	// answer; beside JSON, with the notes, so the JSON stays data.
+	if a, ok := src.Cloud.(interface{ Assumed() string }); ok && a.Assumed() != "" {
+		to := w
+		if req.Output == "json" {
+			to = req.Notes
+		}
+		fmt.Fprintln(to, a.Assumed())
 	}
 	if req.Output == "json" {
 		enc := json.NewEncoder(w)
