@@ -102,7 +102,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 			l.Trigger()
 		})
 	}
-	l.publisher = &publisher{opts: l.opts, metrics: cfg.Metrics, status: d.status}
+	l.publisher = &publisher{metrics: cfg.Metrics, status: d.status}
 	// A loop that acts on nothing watches no Lease of Cluster
 	// Autoscaler's (it runs beside one).
 	if !l.opts.DryRun {

@@ -58,7 +58,7 @@ func TestNoScaleUpIsToldOnlyToThePodsLeft(t *testing.T) {
 	if len(st.NoScaleUp) != 1 || st.NoScaleUp[0].Pods != 2 || st.NoScaleUp[0].Example != "ns/web-2" {
 		t.Fatalf("status noScaleUp %+v, want 2 pods, web-2 for example", st.NoScaleUp)
 	}
-	(&publisher{metrics: l.metrics}).setGauges(r)
+	setGauges(l.metrics, r)
 	m := l.metrics.UnschedulablePods
 	sum := 0.0
 	for _, reason := range []string{"expendable", "too_young", "unsupported", "fits_existing_or_upcoming", "skipped_for_time", "scale_up_triggered", "no_node_group_fits"} {
