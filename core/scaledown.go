@@ -14,6 +14,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
 // scaleDownReport is what the scale-down step saw and did.
@@ -53,7 +54,7 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	d.metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
 	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, d.actuator.Removing().Nodes))
 	d.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: d.mem.unneeded})
-	decision := scaledown.Removals(d.removalInput(o, plan, report))
+	decision := scaledown.Removals(removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts))
 	sd.cooldown = decision.Waiting
 	cooling := 0.0
 	if sd.cooldown != "" {
@@ -77,10 +78,7 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 // existing nodes pictured where scale-up found room for them, so a node
 // the scheduler is about to fill is not taken for empty.
 func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Iteration, sd *scaleDownReport) (*scaledown.Plan, error) {
-	in, err := d.scaleDownInput(o, sd)
-	if err != nil {
-		return nil, err
-	}
+	in := scaleDownInput(o, sd, d.actuator.Removing(), d.checker, d.opts, d.sched)
 	sd.candidates = in.Candidates
 	if report.plan != nil {
 		in.Arriving = report.plan.OnExisting
@@ -88,7 +86,8 @@ func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Ite
 	snap := d.checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
-	if in.Salt, err = d.placeHeadroom(ctx, o.headroom); err != nil {
+	var err error
+	if in.Salt, err = placeHeadroom(ctx, d.checker, d.keys, o.headroom); err != nil {
 		return nil, err
 	}
 	in.Owners = d.observer.owners(snap, in.Candidates, in.Arriving)
@@ -101,19 +100,20 @@ func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Ite
 }
 
 // removalInput is what scaledown.Removals reads: the plan, the tracking,
-// each group's times, the cooldowns and the budgets left.
-func (d *Decider) removalInput(o *observation, plan *scaledown.Plan, report *Iteration) scaledown.RemovalInput {
-	sd := d.opts.ScaleDown
-	removing := d.actuator.Removing()
+// each group's times, the cooldowns (scaledUp: this iteration grew a
+// group) and the budgets left by the removals under way.
+func removalInput(o *observation, plan *scaledown.Plan, tracking scaledown.Tracking, scaledUp bool, lastScaleUp time.Time,
+	removing act.Removing, opts Options) scaledown.RemovalInput {
+	sd := opts.ScaleDown
 	all, drains, lastDelete, lastFailure := removing.All, removing.Drains, removing.LastDelete, removing.LastFailure
-	in := scaledown.RemovalInput{Plan: plan, Tracking: d.mem.unneeded, Groups: map[string]scaledown.Times{},
-		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: report.scaledUp, LastScaleUp: d.mem.lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
+	in := scaledown.RemovalInput{Plan: plan, Tracking: tracking, Groups: map[string]scaledown.Times{},
+		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: scaledUp, LastScaleUp: lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
 		Delays:      scaledown.Delays{AfterAdd: sd.DelayAfterAdd, AfterDelete: sd.DelayAfterDelete, AfterFailure: sd.DelayAfterFailure},
 		Parallelism: sd.MaxParallelism - all, DrainParallelism: sd.MaxDrainParallelism - drains,
-		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: d.opts.MinMilliCores, Memory: d.opts.MinMemoryBytes},
+		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: opts.MinMilliCores, Memory: opts.MinMemoryBytes},
 		Pictured: map[types.UID]bool{}, Now: o.now}
 	for _, g := range o.groups {
-		own := d.opts.groupOptions(o, g.group.Id())
+		own := opts.groupOptions(o, g.group.Id())
 		in.Groups[g.group.Id()] = scaledown.Times{Unneeded: own.ScaleDownUnneededTime, Unready: own.ScaleDownUnreadyTime}
 	}
 	for _, n := range o.nodes {
@@ -145,27 +145,27 @@ func taintedSince(plan *scaledown.Plan, nodes map[string]*corev1.Node) map[strin
 	return out
 }
 
-// scaleDownInput gathers the candidates: nodes of a node group that no
-// annotation or removal in progress keeps.
-func (d *Decider) scaleDownInput(o *observation, sd *scaleDownReport) (scaledown.Input, error) {
-	removing := d.actuator.Removing()
+// scaleDownInput gathers the candidates: nodes of a node group (in the
+// checker's snapshot, within its range this iteration, sched) that no
+// annotation or removal in progress keeps; sd gets those kept.
+func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, checker *simulator.Checker, opts Options, sched *schedules) scaledown.Input {
 	deleting, perGroup := removing.Nodes, removing.PerGroup
 	busy := map[string]bool{}
 	for _, n := range deleting {
 		busy[n] = true
 	}
 	in := scaledown.Input{
-		Checker: d.checker, Groups: map[string]scaledown.GroupSize{}, Deleting: deleting, Now: o.now,
-		Rules: scaledown.RuleOptions{SkipNodesWithSystemPods: d.opts.ScaleDown.SkipNodesWithSystemPods,
-			SkipNodesWithLocalStorage:         d.opts.ScaleDown.SkipNodesWithLocalStorage,
-			SkipNodesWithCustomControllerPods: d.opts.ScaleDown.SkipNodesWithCustomControllerPods},
-		IgnoreMirrorPodsUtilization: d.opts.ScaleDown.IgnoreMirrorPodsUtilization,
-		KeepUnready:                 !d.opts.ScaleDown.UnreadyEnabled, MaxNonEmptyUnneeded: d.opts.ScaleDown.NonEmptyCandidatesCount,
+		Checker: checker, Groups: map[string]scaledown.GroupSize{}, Deleting: deleting, Now: o.now,
+		Rules: scaledown.RuleOptions{SkipNodesWithSystemPods: opts.ScaleDown.SkipNodesWithSystemPods,
+			SkipNodesWithLocalStorage:         opts.ScaleDown.SkipNodesWithLocalStorage,
+			SkipNodesWithCustomControllerPods: opts.ScaleDown.SkipNodesWithCustomControllerPods},
+		IgnoreMirrorPodsUtilization: opts.ScaleDown.IgnoreMirrorPodsUtilization,
+		KeepUnready:                 !opts.ScaleDown.UnreadyEnabled, MaxNonEmptyUnneeded: opts.ScaleDown.NonEmptyCandidatesCount,
 	}
 	for _, g := range o.groups {
 		if g.problem == "" {
 			// A scheduled minimum holds the group up like the cloud's.
-			minSize, _ := d.sched.effectiveSize(g)
+			minSize, _ := sched.effectiveSize(g)
 			in.Groups[g.group.Id()] = scaledown.GroupSize{Target: g.target - perGroup[g.group.Id()], Min: minSize}
 		}
 	}
@@ -180,15 +180,15 @@ func (d *Decider) scaleDownInput(o *observation, sd *scaleDownReport) (scaledown
 				Detail: scaledown.ScaleDownDisabledAnnotation + "=true"})
 		case busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint):
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
-		case d.checker.Snapshot().NodeInfo(n.Name) != nil:
-			own := d.opts.groupOptions(o, gid)
+		case checker.Snapshot().NodeInfo(n.Name) != nil:
+			own := opts.groupOptions(o, gid)
 			in.Candidates = append(in.Candidates, scaledown.Candidate{Name: n.Name, Group: gid, Threshold: own.ScaleDownUtilizationThreshold,
 				GPUThreshold: own.ScaleDownGpuUtilizationThreshold, IgnoreDaemonSetsUtilization: own.IgnoreDaemonSetsUtilization,
 				Unready: !o.ready(n.Name)})
 		}
 	}
 	in.PDBs = o.pdbs
-	return in, nil
+	return in
 }
 
 // groupOptions are the group's own scale-down options, or the flags'.
@@ -243,21 +243,21 @@ func softTaintNode(n *corev1.Node, unneeded bool, busy map[string]bool) scaledow
 // snapshot (forked by the caller), in an order of their own, and returns
 // what identifies the placement for the planner's memory: which pods, with
 // what scheduling fields (their equivalence keys), went on which node.
-func (d *Decider) placeHeadroom(ctx context.Context, pods []*corev1.Pod) (string, error) {
+func placeHeadroom(ctx context.Context, checker *simulator.Checker, keys *simulator.EquivalenceKeys, pods []*corev1.Pod) (string, error) {
 	if len(pods) == 0 {
 		return "", nil
 	}
 	pods = slices.SortedFunc(slices.Values(pods), func(a, b *corev1.Pod) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	snap := d.checker.Snapshot()
+	snap := checker.Snapshot()
 	var placed []string
-	for _, g := range d.keys.Group(pods) {
-		gc, err := d.checker.CheckGroup(ctx, g)
+	for _, g := range keys.Group(pods) {
+		gc, err := checker.CheckGroup(ctx, g)
 		if err != nil {
 			return "", err
 		}
-		done, _, err := d.checker.PlaceGroup(ctx, gc, g.Pods, snap.Infos())
+		done, _, err := checker.PlaceGroup(ctx, gc, g.Pods, snap.Infos())
 		if err != nil {
 			return "", err
 		}

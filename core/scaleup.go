@@ -22,9 +22,11 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 		return nil
 	}
 	podGroups := scaleup.OrderGroups(d.keys.Group(pods), d.mem.unfinished)
-	groups := d.decisionGroups(o)
+	groups := decisionGroups(o, d.state, d.sched)
 	for attempt := 0; ; attempt++ {
-		plan, reused, err := d.decide(ctx, d.decisionInput(o, podGroups, groups))
+		pricing, _ := d.cloud.Pricing()
+		ectx := expanderContext(o, groups, d.mem.rnd.Uint64(), d.prio.current(), pricing)
+		plan, reused, err := d.decide(ctx, decisionInput(o, podGroups, groups, ectx, d.opts, d.checker, d.chain, d.cloud))
 		if err != nil {
 			return fmt.Errorf("scale-up decision: %w", err)
 		}
@@ -45,7 +47,7 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 			break
 		}
 	}
-	d.explainNoScaleUp(report.plan)
+	explainNoScaleUp(d.events, d.ahead.source, report.plan)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
 // execute has the actuator ask for each scale-up's nodes. A group that
@@ -30,16 +31,16 @@ func (d *Decider) execute(ctx context.Context, o *observation, plan *scaleup.Pla
 // explainNoScaleUp tells each pod no group can help why, per node group,
 // in Cluster Autoscaler's words. Only those pods: others of their group
 // may fit a node or have triggered a scale-up.
-func (d *Decider) explainNoScaleUp(plan *scaleup.Plan) {
+func explainNoScaleUp(events *telemetry.Events, source func(*corev1.Pod) *corev1.ObjectReference, plan *scaleup.Plan) {
 	if plan == nil {
 		return
 	}
 	for _, n := range plan.NoScaleUp {
 		msg := "pod didn't trigger scale-up: " + formatReasons(n.Reasons)
 		for _, p := range n.Pods {
-			d.events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
+			events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
 		}
-		act.TellSources(d.events, d.ahead.source, n.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
+		act.TellSources(events, source, n.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
 	}
 }
 
