@@ -5,21 +5,19 @@ import (
 )
 
 // newActuator builds where the loop's writes go: shadow mode
-// (Options.DryRun) is the dry-run actuator, from which no write leaves,
-// and a loop that acts on nothing watches no Lease of Cluster Autoscaler's
-// (it runs beside one).
-func (l *NodeLoop) newActuator(podsSynced func() bool) (act.Actuator, *rivalWatch) {
-	sd := l.opts.ScaleDown
-	deps := act.Deps{Client: l.cfg.Client, Pods: l.pods, PodsSynced: podsSynced, Events: l.events, Status: l.publisher.status,
-		Clock: l.clock, Metrics: l.cfg.Metrics, Source: l.ahead.source, Options: act.Options{
+// (Options.DryRun) is the dry-run actuator, from which no write leaves.
+func newActuator(cfg Config, opts Options, d *Decider, podsSynced func() bool) act.Actuator {
+	sd := opts.ScaleDown
+	deps := act.Deps{Client: cfg.Client, Pods: d.scaleIn.pods, PodsSynced: podsSynced, Events: d.events, Status: d.status,
+		Clock: cfg.Clock, Metrics: cfg.Metrics, Source: d.ahead.source, Options: act.Options{
 			CordonNodeBeforeTerminating: sd.CordonNodeBeforeTerminating, NodeDeleteDelayAfterTaint: sd.NodeDeleteDelayAfterTaint,
 			MaxPodEvictionTime: sd.MaxPodEvictionTime, MaxGracefulTerminationSec: sd.MaxGracefulTerminationSec,
 			DaemonSetEvictionForOccupiedNodes: sd.DaemonSetEvictionForOccupiedNodes, DaemonSetEvictionForEmptyNodes: sd.DaemonSetEvictionForEmptyNodes,
 			MaxBulkSoftTaintCount: sd.MaxBulkSoftTaintCount, MaxBulkSoftTaintTime: sd.MaxBulkSoftTaintTime}}
-	if l.opts.DryRun {
-		return act.NewDryRun(deps), nil
+	if opts.DryRun {
+		return act.NewDryRun(deps)
 	}
-	return act.NewLive(deps), newRivalWatch(l.cfg.Client, l.opts.ClusterAutoscalerLeaseNamespace, l.opts.ClusterAutoscalerLeaseName, l.clock, l.events)
+	return act.NewLive(deps)
 }
 
 // targets are the observed groups' target sizes.

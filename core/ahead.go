@@ -93,10 +93,10 @@ func (l *NodeLoop) ProvisionAhead(ctx context.Context, w Workload, replicas int3
 		return
 	}
 	src := source.Kind + " " + source.Namespace + "/" + source.Name
-	l.ahead.mu.Lock()
-	l.ahead.byKey[w.key()] = &expectation{workload: w, replicas: replicas, source: source, expires: l.clock.Now().Add(aheadTTL)}
-	l.ahead.sources[src] = source
-	l.ahead.mu.Unlock()
+	l.d.ahead.mu.Lock()
+	l.d.ahead.byKey[w.key()] = &expectation{workload: w, replicas: replicas, source: source, expires: l.clock.Now().Add(aheadTTL)}
+	l.d.ahead.sources[src] = source
+	l.d.ahead.mu.Unlock()
 	klog.FromContext(ctx).V(2).Info("Provisioning ahead", "workload", w.key(), "replicas", replicas)
 	select {
 	case l.urgent <- struct{}{}:
@@ -107,9 +107,9 @@ func (l *NodeLoop) ProvisionAhead(ctx context.Context, w Workload, replicas int3
 // ForgetAhead drops the expectation of a workload the pod loop scaled
 // down: none of its pods are to be pictured any more.
 func (l *NodeLoop) ForgetAhead(w Workload) {
-	l.ahead.mu.Lock()
-	defer l.ahead.mu.Unlock()
-	delete(l.ahead.byKey, w.key())
+	l.d.ahead.mu.Lock()
+	defer l.d.ahead.mu.Unlock()
+	delete(l.d.ahead.byKey, w.key())
 }
 
 // aheadPods pictures the pods of every expectation that do not exist yet

@@ -34,14 +34,10 @@ func newAheadLoop(ahead bool) *aheadLoop {
 	}
 	a := &aheadLoop{pods: idx(), deployments: idx(), statefulSets: idx(),
 		clock: clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0)), recorder: record.NewFakeRecorder(100)}
-	a.NodeLoop = &NodeLoop{
-		opts:  Options{ProvisionAhead: ahead, ExpendablePodsPriorityCutoff: -10},
-		clock: a.clock, urgent: make(chan struct{}, 1), ahead: newExpectations(),
-		pods:   corelisters.NewPodLister(a.pods),
-		events: newEventDeduper(a.recorder, a.clock, false),
-	}
-	l := a.NodeLoop
-	l.observer = &observer{clock: l.clock, opts: l.opts, ahead: l.ahead, events: l.events, pods: l.pods,
+	opts := Options{ProvisionAhead: ahead, ExpendablePodsPriorityCutoff: -10}
+	d := &Decider{ahead: newExpectations(), events: newEventDeduper(a.recorder, a.clock, false)}
+	a.NodeLoop = &NodeLoop{opts: opts, clock: a.clock, urgent: make(chan struct{}, 1), d: d}
+	d.observer = &observer{clock: a.clock, opts: opts, ahead: d.ahead, events: d.events, pods: corelisters.NewPodLister(a.pods),
 		deployments: appslisters.NewDeploymentLister(a.deployments), statefulSets: appslisters.NewStatefulSetLister(a.statefulSets)}
 	return a
 }
@@ -75,7 +71,7 @@ func TestProvisionAheadPicturesOnlyMissingPods(t *testing.T) {
 	default:
 		t.Fatal("ProvisionAhead did not ask for an iteration at once")
 	}
-	got := a.observer.aheadPods(a.clock.Now())
+	got := a.d.observer.aheadPods(a.clock.Now())
 	if len(got) != 6 {
 		t.Fatalf("8 replicas wanted, 2 exist: pictured %d pods, want 6", len(got))
 	}
@@ -83,38 +79,38 @@ func TestProvisionAheadPicturesOnlyMissingPods(t *testing.T) {
 		if !pictured(p) || p.Labels["app"] != "web" || p.Namespace != "ns" || p.Annotations[AheadOfAnnotation] != "PodAutoscaler ns/web" {
 			t.Fatalf("pictured pod %s: labels %v annotations %v", p.Name, p.Labels, p.Annotations)
 		}
-		if a.ahead.source(p) != autoscalerRef {
+		if a.d.ahead.source(p) != autoscalerRef {
 			t.Fatalf("events about %s would not reach the autoscaler", p.Name)
 		}
 	}
 	// Four of the six appear: only two are still pictured, never counted twice.
 	a.addPods(4, nil)
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 2 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 2 {
 		t.Fatalf("6 of 8 exist: pictured %d, want 2", len(got))
 	}
 	// Pods going away do not count as existing.
 	a.addPods(1, func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed })
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 2 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 2 {
 		t.Fatalf("a failed pod counted as a replica: pictured %d, want 2", len(got))
 	}
 	a.addPods(2, nil)
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("every replica exists: pictured %d, want none", len(got))
 	}
 	// Satisfied once, an expectation pictures nothing even if pods go.
 	_ = a.pods.Delete(a.pods.List()[0])
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("a satisfied expectation pictured %d pods again", len(got))
 	}
 	// Real pods of the workload still lead events to the autoscaler until
 	// the expectation expires.
 	real := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: map[string]string{"app": "web"}}}
-	if a.ahead.source(real) != autoscalerRef {
+	if a.d.ahead.source(real) != autoscalerRef {
 		t.Fatal("a real pod of the workload does not lead to the autoscaler")
 	}
 	a.clock.Step(aheadTTL + time.Second)
-	a.observer.aheadPods(a.clock.Now())
-	if a.ahead.source(real) != nil {
+	a.d.observer.aheadPods(a.clock.Now())
+	if a.d.ahead.source(real) != nil {
 		t.Fatal("an expired expectation still claims the workload's pods")
 	}
 }
@@ -123,12 +119,12 @@ func TestProvisionAheadExpiresAndForgets(t *testing.T) {
 	a := newAheadLoop(true)
 	a.ProvisionAhead(context.Background(), webWorkload(), 3, autoscalerRef)
 	a.clock.Step(aheadTTL + time.Second)
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("pods that never appeared within %v are still pictured: %d", aheadTTL, len(got))
 	}
 	a.ProvisionAhead(context.Background(), webWorkload(), 3, autoscalerRef)
 	a.ForgetAhead(webWorkload())
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("after a scale-down the expectation pictured %d pods", len(got))
 	}
 }
@@ -136,7 +132,7 @@ func TestProvisionAheadExpiresAndForgets(t *testing.T) {
 func TestProvisionAheadDisabled(t *testing.T) {
 	a := newAheadLoop(false)
 	a.ProvisionAhead(context.Background(), webWorkload(), 8, autoscalerRef)
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("--provision-ahead=false pictured %d pods", len(got))
 	}
 	select {
@@ -159,7 +155,7 @@ func TestHeadroomPods(t *testing.T) {
 	_ = a.deployments.Add(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "plain"}})
 	_ = a.statefulSets.Add(&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db",
 		Annotations: map[string]string{HeadroomAnnotation: "1"}}, Spec: appsv1.StatefulSetSpec{Selector: sel, Template: tmpl}})
-	got := a.observer.headroomPods()
+	got := a.d.observer.headroomPods()
 	per := map[string]int{}
 	for _, p := range got {
 		per[p.Annotations[HeadroomOfAnnotation]]++

@@ -16,12 +16,12 @@ func TestProvisionAheadFromZero(t *testing.T) {
 	default:
 		t.Fatal("ProvisionAhead did not ask for an iteration at once")
 	}
-	got := a.observer.aheadPods(a.clock.Now())
+	got := a.d.observer.aheadPods(a.clock.Now())
 	if len(got) != 1 || !pictured(got[0]) {
 		t.Fatalf("0 -> 1 with no pod: pictured %d pods, want the first replica", len(got))
 	}
 	a.addPods(1, nil)
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("the replica exists: pictured %d, want none", len(got))
 	}
 }

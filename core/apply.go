@@ -10,23 +10,23 @@ import (
 // scale-up time, the iteration's failed groups. It is the one place that
 // does, for scale-ups, scheduled raises, allocation triggers and cancels
 // alike. For a refusal it returns the backoff's reason.
-func (l *NodeLoop) apply(o *observation, report *iterationReport, r act.Result) (refused string) {
-	now := l.clock.Now()
+func (d *Decider) apply(o *observation, report *Iteration, r act.Result) (refused string) {
+	now := d.clock.Now()
 	g := o.group(r.Group)
 	switch {
 	case r.Refused != nil:
-		l.state.BackOff(r.Group, now, &cloudprovider.InstanceErrorInfo{
+		d.state.BackOff(r.Group, now, &cloudprovider.InstanceErrorInfo{
 			ErrorClass: cloudprovider.OtherErrorClass, ErrorCode: "IncreaseSizeFailed", ErrorMessage: r.Refused.Error()})
 		report.failedGroups = append(report.failedGroups, r.Group)
-		if why := l.state.Group(r.Group).BackoffReason; why != "" {
+		if why := d.state.Group(r.Group).BackoffReason; why != "" {
 			return why
 		}
 		return "IncreaseSizeFailed"
 	case r.Grown > 0:
 		g.target += r.Grown
 		report.scaledUp = true
-		l.mem.lastScaleUp = now
-		l.state.RecordScaleUp(r.Group, now, r.Grown)
+		d.mem.lastScaleUp = now
+		d.state.RecordScaleUp(r.Group, now, r.Grown)
 	}
 	if s := r.Sizes; s != nil && g != nil {
 		g.target, g.instances = s.Target, s.Instances

@@ -30,7 +30,7 @@ type awaited struct{ namespace, group string }
 // publishCapacity publishes the iteration's capacity view and, when the pods
 // awaiting nodes changed, tells the pod loop which namespaces to look at
 // again, so its autoscalers' WaitingForCapacity conditions follow at once.
-func (p *publisher) publishCapacity(r *iterationReport) {
+func (p *publisher) publishCapacity(r *Iteration) {
 	v := &capacityView{awaits: map[types.UID]awaited{}, adding: map[string]int{}, at: r.observation.now}
 	if !r.health.Healthy {
 		v.stalled = "the node loop does not scale up: " + r.health.Reason

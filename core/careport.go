@@ -10,26 +10,25 @@ import (
 	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
-// setCAGauges sets Cluster Autoscaler's gauges from an iteration, but for
-// those set with tidal's own in setGauges.
-func (p *publisher) setCAGauges(r *iterationReport) {
-	m := p.metrics.CA
-	o := r.observation
+// setCAGauges renders an iteration into Cluster Autoscaler's gauges, but
+// for those set with tidal's own in setGauges.
+func setCAGauges(m *telemetry.CAMetrics, r *Iteration) {
+	o, lim := r.observation, r.limits
 	m.NodeGroupsCount.WithLabelValues(telemetry.CAGroupAutoscaled).Set(float64(len(o.groups)))
 	m.NodeGroupsCount.WithLabelValues(telemetry.CAGroupAutoprovisioned).Set(0) // tidal creates no node groups
 	m.UnschedulablePodsCount.WithLabelValues(telemetry.CAUnschedulable).Set(float64(o.unschedulable))
 	m.UnschedulablePodsCount.WithLabelValues(telemetry.CASchedulerUnprocessed).Set(float64(o.unprocessed))
-	m.MaxNodesCount.Set(float64(maxNodes(o.groups, p.opts.MaxNodesTotal)))
+	m.MaxNodesCount.Set(float64(maxNodes(o.groups, lim.maxNodesTotal)))
 	cores, memory := clusterCapacity(notBeingDeleted(o.nodes))
 	m.CPUCurrentCores.Set(float64(cores / 1000))
 	m.MemoryCurrentBytes.Set(float64(memory))
-	m.CPULimitsCores.WithLabelValues(telemetry.CAMinimum).Set(float64(p.opts.MinMilliCores / 1000))
-	m.CPULimitsCores.WithLabelValues(telemetry.CAMaximum).Set(float64(p.opts.MaxMilliCores / 1000))
-	m.MemoryLimitsBytes.WithLabelValues(telemetry.CAMinimum).Set(float64(p.opts.MinMemoryBytes))
-	m.MemoryLimitsBytes.WithLabelValues(telemetry.CAMaximum).Set(float64(p.opts.MaxMemoryBytes))
+	m.CPULimitsCores.WithLabelValues(telemetry.CAMinimum).Set(float64(lim.minMilliCores / 1000))
+	m.CPULimitsCores.WithLabelValues(telemetry.CAMaximum).Set(float64(lim.maxMilliCores / 1000))
+	m.MemoryLimitsBytes.WithLabelValues(telemetry.CAMinimum).Set(float64(lim.minMemoryBytes))
+	m.MemoryLimitsBytes.WithLabelValues(telemetry.CAMaximum).Set(float64(lim.maxMemoryBytes))
 	m.PendingNodeDeletions.Set(float64(len(r.removing)))
 	if m.PerNodeGroup != nil {
-		p.setCANodeGroupGauges(m.PerNodeGroup, r)
+		setCANodeGroupGauges(m.PerNodeGroup, r)
 	}
 }
 
@@ -59,7 +58,7 @@ func notBeingDeleted(nodes []*corev1.Node) []*corev1.Node {
 // (as in CA: the target less the nodes still coming less the ready ones,
 // so nodes still booting do not count); its backoff
 // series carries the error code of the failure behind the backoff.
-func (p *publisher) setCANodeGroupGauges(m *telemetry.CANodeGroupMetrics, r *iterationReport) {
+func setCANodeGroupGauges(m *telemetry.CANodeGroupMetrics, r *Iteration) {
 	for _, g := range r.observation.groups {
 		id := g.group.Id()
 		v := r.group(id)
@@ -67,7 +66,7 @@ func (p *publisher) setCANodeGroupGauges(m *telemetry.CANodeGroupMetrics, r *ite
 		m.MaxCount.WithLabelValues(id).Set(float64(g.group.MaxSize()))
 		m.TargetCount.WithLabelValues(id).Set(float64(g.target))
 		healthy := 1.0
-		if g.problem != "" || tooManyUnready(max(0, g.target-v.Upcoming-v.Ready), v.Registered, p.opts.ClusterState) {
+		if g.problem != "" || tooManyUnready(max(0, g.target-v.Upcoming-v.Ready), v.Registered, r.limits.unready) {
 			healthy = 0
 		}
 		m.Healthiness.WithLabelValues(id).Set(healthy)

@@ -135,10 +135,10 @@ type NodeGroupState struct {
 
 // LastDecisions is what the last iteration concluded, nil before the
 // first or without Options.KeepDecisions.
-func (l *NodeLoop) LastDecisions() *Decisions { return l.decisions.Load() }
+func (l *NodeLoop) LastDecisions() *Decisions { return l.last.Load() }
 
-// decisionsOf turns an iteration's report into Decisions.
-func decisionsOf(r *iterationReport) *Decisions {
+// DecisionsOf renders an iteration's report into Decisions.
+func DecisionsOf(r *Iteration) *Decisions {
 	o := r.observation
 	d := &Decisions{Time: o.now.UTC().Format(time.RFC3339), Healthy: r.health.Healthy, HealthReason: r.health.Reason,
 		NodeGroupOfNode: map[string]string{}}
@@ -158,7 +158,7 @@ func decisionsOf(r *iterationReport) *Decisions {
 	return d
 }
 
-func scaleUpDecisions(r *iterationReport) ScaleUpDecisions {
+func scaleUpDecisions(r *Iteration) ScaleUpDecisions {
 	o := r.observation
 	su := ScaleUpDecisions{Expendable: r.expendable, TooYoung: r.young}
 	byUID := map[types.UID]*corev1.Pod{}
@@ -201,7 +201,7 @@ func scaleUpChoice(u scaleup.ScaleUp) ScaleUpChoice {
 	return c
 }
 
-func scaleDownDecisions(r *iterationReport) ScaleDownDecisions {
+func scaleDownDecisions(r *Iteration) ScaleDownDecisions {
 	sd := r.scaleDown
 	if sd == nil || sd.plan == nil {
 		return ScaleDownDecisions{}

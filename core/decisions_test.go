@@ -22,7 +22,7 @@ func TestDecisionsOfReport(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name)}}
 	}
 	big, web, db := pod("big"), pod("web"), pod("db")
-	r := &iterationReport{
+	r := &Iteration{
 		observation: &observation{now: time.Unix(1_800_000_000, 0), pending: []*corev1.Pod{big, web},
 			groupOfNode: map[string]string{"n1": "small", "n2": ""}},
 		health: clusterstate.Health{Healthy: true},
@@ -35,7 +35,7 @@ func TestDecisionsOfReport(t *testing.T) {
 		scaleDown: &scaleDownReport{plan: &scaledown.Plan{Unremovable: []scaledown.Unremovable{{Node: "n1", Reason: scaledown.BlockedByPod,
 			Blocker: &scaledown.Blocker{Pod: db, Reason: "NotReplicated"}}}}},
 	}
-	d := decisionsOf(r)
+	d := DecisionsOf(r)
 	if len(d.ScaleUp.ScaleUps) != 1 {
 		t.Fatalf("scale-ups %+v, want 1", d.ScaleUp.ScaleUps)
 	}

@@ -27,7 +27,7 @@ func TestHeadroomPlacementKeyNamesWhatWasPlaced(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := &NodeLoop{checker: checker, keys: simulator.NewEquivalenceKeys()}
+	keys := simulator.NewEquivalenceKeys()
 	headroom := func(cpu string) []*corev1.Pod {
 		var out []*corev1.Pod
 		for _, app := range []string{"web", "api"} {
@@ -45,7 +45,7 @@ func TestHeadroomPlacementKeyNamesWhatWasPlaced(t *testing.T) {
 		t.Helper()
 		snap.Fork()
 		defer snap.Revert()
-		s, err := l.placeHeadroom(ctx, pods)
+		s, err := placeHeadroom(ctx, checker, keys, pods)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,9 +10,9 @@ import (
 
 // updateClusterState feeds the observation to the cluster state, cancels
 // requests that will never be fulfilled, and judges the cluster's health.
-func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation, report *iterationReport) clusterstate.Health {
-	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.Observe("updateClusterState", l.clock.Since(start)) }()
+func (d *Decider) updateClusterState(ctx context.Context, o *observation, report *Iteration) clusterstate.Health {
+	start := d.clock.Now()
+	defer func() { d.metrics.Observe("updateClusterState", d.clock.Since(start)) }()
 	byProviderID := map[string]*corev1.Node{}
 	var all []clusterstate.NodeObservation
 	for _, n := range o.nodes {
@@ -31,10 +31,10 @@ func (l *NodeLoop) updateClusterState(ctx context.Context, o *observation, repor
 			}
 		}
 		groupObs = append(groupObs, clusterstate.GroupObservation{ID: g.group.Id(), Target: g.target, Instances: g.instances, Nodes: nodes,
-			MaxNodeProvisionTime: l.opts.groupOptions(o, g.group.Id()).MaxNodeProvisionTime})
+			MaxNodeProvisionTime: d.opts.groupOptions(o, g.group.Id()).MaxNodeProvisionTime})
 	}
-	for _, c := range l.state.Update(o.now, groupObs) {
-		l.cancel(ctx, o, report, c)
+	for _, c := range d.state.Update(o.now, groupObs) {
+		d.cancel(ctx, o, report, c)
 	}
-	return l.state.UpdateHealth(o.now, all)
+	return d.state.UpdateHealth(o.now, all)
 }

@@ -11,8 +11,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,20 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
-	"github.com/tidal-autoscaler/tidal/core/act"
-	"github.com/tidal-autoscaler/tidal/core/clusterstate"
-	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
-	"github.com/tidal-autoscaler/tidal/core/telemetry"
-	"github.com/tidal-autoscaler/tidal/expander"
-	"github.com/tidal-autoscaler/tidal/simulator"
-	"github.com/tidal-autoscaler/tidal/simulator/factorylisters"
 )
 
 // Config is what the node loop is built from.
@@ -48,56 +38,30 @@ type Config struct {
 	Options  Options
 }
 
-// NodeLoop is the cluster autoscaling loop.
+// NodeLoop is the cluster autoscaling loop: it times iterations (each
+// scan, soon after a pod becomes unschedulable, when a node is due) and
+// wires the decider, which observes, decides and acts, to the publisher
+// and the pod loop. It decides nothing itself.
 type NodeLoop struct {
-	cfg   Config
-	opts  Options
-	clock clock.WithTicker
-	chain *expander.Chain
+	opts    Options
+	clock   clock.WithTicker
+	metrics *Metrics
 
-	pods       corelisters.PodLister
-	nodes      corelisters.NodeLister
-	configMaps *configMapSource
-	// handlers are the loop's informer event handlers.
-	handlers []cache.ResourceEventHandlerRegistration
-
-	live    *liveSnapshot
-	checker *simulator.Checker
-	keys    *simulator.EquivalenceKeys
-	state   *clusterstate.Tracker
-	events  *telemetry.Events
-	prio    *priorityConfig
-	rival   *rivalWatch
-	sched   *schedules
-
-	ahead     *expectations
-	waiters   *waiters
-	actuator  act.Actuator
-	observer  *observer
+	// d is one iteration without its timing.
+	d *Decider
+	// handlers are the loop's own informer event handlers (the decider's
+	// feed its snapshot).
+	handlers  []cache.ResourceEventHandlerRegistration
+	rival     *rivalWatch
 	publisher *publisher
-	// scaleIn is the last scale-in view (see ScaleInNodes).
-	scaleIn atomic.Pointer[scaleInView]
-	// scaleDownDue is when an unneeded node will be due for removal (zero:
-	// none); the loop wakes then instead of at its next scan.
-	scaleDownDue time.Time
-	// recheck, when set, is how soon to decide again for pending pods the
-	// last decision placed on ready nodes (see nextRecheck).
-	recheck time.Duration
 
-	// lifetime is Run's context: removals in the background end with it.
-	lifetime     context.Context
 	trigger      chan struct{}
 	urgent       chan struct{}
 	lastActivity atomic.Int64
 	// lastSuccess is when an iteration last ended without an error.
 	lastSuccess atomic.Int64
-	// errorsReported maps node groups to when the cloud told of their
-	// failed launches, for the log.
-	errorsReported sync.Map
-	// mem is what the decisions carry from one iteration to the next.
-	mem memory
-	// decisions is what the last iteration concluded (LastDecisions).
-	decisions atomic.Pointer[Decisions]
+	// last is what the last iteration concluded (LastDecisions).
+	last atomic.Pointer[Decisions]
 }
 
 // NewNodeLoop builds the loop and registers its informers on cfg.Factory,
@@ -106,42 +70,23 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	chain, err := expander.ParseChain(cfg.Options.Expander)
+	d, err := NewDecider(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	l := &NodeLoop{
-		cfg: cfg, opts: cfg.Options, clock: cfg.Clock, chain: chain,
-		live: newLiveSnapshot(), keys: simulator.NewEquivalenceKeys(),
-		state:   clusterstate.New(cfg.Options.ClusterState),
-		events:  newEventDeduper(cfg.Recorder, cfg.Clock, cfg.Options.RecordDuplicatedEvents),
-		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), ahead: newExpectations(), waiters: newWaiters(),
-		mem: memory{rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c))},
-	}
-	// GPU nodes are ready once their GPUs are, by the provider's label.
-	if cfg.Cloud != nil {
-		l.opts.Taints.GPULabel = cfg.Cloud.GPULabel()
-	}
+	l := &NodeLoop{opts: d.opts, clock: cfg.Clock, metrics: cfg.Metrics, d: d,
+		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1)}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	l.lastSuccess.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()
 	nodes := cfg.Factory.Core().V1().Nodes()
-	l.pods, l.nodes = pods.Lister(), nodes.Lister()
-	l.lifetime = ctx
-	l.observer = &observer{cloud: cfg.Cloud, clock: cfg.Clock, metrics: cfg.Metrics, opts: l.opts, live: l.live,
-		ahead: l.ahead, events: l.events, templates: map[string]groupTemplateState{},
-		pods: l.pods, daemonSets: cfg.Factory.Apps().V1().DaemonSets().Lister(),
-		deployments: cfg.Factory.Apps().V1().Deployments().Lister(), statefulSets: cfg.Factory.Apps().V1().StatefulSets().Lister(),
-		replicaSets: cfg.Factory.Apps().V1().ReplicaSets().Lister(), rcs: cfg.Factory.Core().V1().ReplicationControllers().Lister(),
-		jobs: cfg.Factory.Batch().V1().Jobs().Lister(), pdbs: cfg.Factory.Policy().V1().PodDisruptionBudgets().Lister()}
 	for _, h := range []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 		what     string
 	}{
-		{pods.Informer(), l.live.podHandler(), "pod"},
 		{pods.Informer(), l.unschedulableHandler(), "pod"},
-		{nodes.Informer(), l.live.nodeHandler(), "node"},
+		{nodes.Informer(), l.readyHandler(), "node"},
 	} {
 		reg, err := h.informer.AddEventHandler(h.handler)
 		if err != nil {
@@ -149,24 +94,19 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		}
 		l.handlers = append(l.handlers, reg)
 	}
-	if _, err := nodes.Informer().AddEventHandler(l.readyHandler()); err != nil {
-		return nil, fmt.Errorf("node informer: %w", err)
-	}
 	if n, ok := cfg.Cloud.(cloudprovider.InstanceErrorNotifier); ok {
-		n.NotifyInstanceErrors(l.instanceErrors)
+		// The loop decides again at once, so the group is backed off and
+		// another used within about a second, not at the next scan.
+		n.NotifyInstanceErrors(func(group string) {
+			d.launchErrors.reported(group)
+			l.Trigger()
+		})
 	}
-	l.configMaps = newConfigMapSource(cfg.Client, cfg.Options.Namespace, expander.PriorityConfigMapName, expander.CAPriorityConfigMapName,
-		nodeschedule.ConfigMapName)
-	l.sched = &schedules{source: l.configMaps}
-	l.prio = newPriorityConfig(l.configMaps, l.events)
-	l.publisher = &publisher{opts: l.opts, metrics: cfg.Metrics, status: newStatusWriter(cfg.Client, cfg.Options, cfg.Clock)}
-	l.actuator, l.rival = l.newActuator(pods.Informer().HasSynced)
-	listers, err := factorylisters.New(cfg.Factory)
-	if err != nil {
-		return nil, err
-	}
-	if l.checker, err = simulator.NewChecker(ctx, l.live.snap, listers); err != nil {
-		return nil, err
+	l.publisher = &publisher{metrics: cfg.Metrics, status: d.status}
+	// A loop that acts on nothing watches no Lease of Cluster
+	// Autoscaler's (it runs beside one).
+	if !l.opts.DryRun {
+		l.rival = newRivalWatch(cfg.Client, l.opts.ClusterAutoscalerLeaseNamespace, l.opts.ClusterAutoscalerLeaseName, l.clock, d.events)
 	}
 	return l, nil
 }
@@ -176,6 +116,9 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 // on part of the cluster. The caller waits for it after the informers
 // synced and before Run.
 func (l *NodeLoop) HasSynced() bool {
+	if !l.d.HasSynced() {
+		return false
+	}
 	for _, h := range l.handlers {
 		if !h.HasSynced() {
 			return false
@@ -215,7 +158,7 @@ func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
 			if !ok1 || !ok2 || !IsUnschedulable(n) {
 				return
 			}
-			if !IsUnschedulable(o) || scheduledChanged(o, n) && l.waiters.unschedulableAgain(n.UID) {
+			if !IsUnschedulable(o) || scheduledChanged(o, n) && l.d.waiters.unschedulableAgain(n.UID) {
 				l.Trigger()
 			}
 		},
@@ -249,7 +192,7 @@ func (l *NodeLoop) readyHandler() cache.ResourceEventHandler {
 		return ok && l.opts.Taints.Observe(n).Ready
 	}
 	becameReady := func() {
-		if l.waiters.nodeReady() {
+		if l.d.waiters.nodeReady() {
 			l.Trigger()
 		}
 	}
@@ -267,35 +210,27 @@ func (l *NodeLoop) readyHandler() cache.ResourceEventHandler {
 	}
 }
 
-// instanceErrors is told by the cloud provider that launches of group
-// failed: the loop decides again at once, so the group is backed off and
-// another used within about a second, not at the next scan.
-func (l *NodeLoop) instanceErrors(group string) {
-	l.errorsReported.Store(group, l.clock.Now())
-	l.Trigger()
-}
-
 // Run runs iterations every scan interval, and soon after a pod becomes
 // unschedulable, until ctx ends. It returns after the iteration in
 // progress, if any, has finished.
 func (l *NodeLoop) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	// The ConfigMap informers end with ctx, before Run returns.
-	defer l.configMaps.wait()
-	if err := l.configMaps.start(ctx); err != nil {
+	defer l.d.configMaps.wait()
+	if err := l.d.configMaps.start(ctx); err != nil {
 		logger.Error(err, "ConfigMap informers did not start; the priority expander falls back to the next strategy, no schedules apply")
 	}
-	l.lifetime = ctx
+	l.d.lifetime = ctx
 	// The informers' caches may be synced before their handlers have fed
 	// the snapshot: a first iteration then would see pods without the
 	// nodes they fit on.
 	if !cache.WaitForCacheSync(ctx.Done(), l.HasSynced) {
 		return
 	}
-	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.chain.Names())
+	logger.Info("Node loop started", "scanInterval", l.opts.ScanInterval, "expander", l.d.chain.Names())
 	defer logger.Info("Node loop stopped")
 	// Removals under way stop with ctx and take their taints off.
-	defer l.actuator.Wait()
+	defer l.d.actuator.Wait()
 	timer := l.clock.NewTimer(0)
 	defer timer.Stop()
 	taintsLeft := true
@@ -327,14 +262,15 @@ func (l *NodeLoop) nextWait() time.Duration {
 	// A little past the due time, so the node is unneeded long enough. A
 	// due time already past (the iteration did not get to scale-down)
 	// changes nothing.
-	if until := l.scaleDownDue.Sub(l.clock.Now()); until > 0 && until+10*time.Millisecond < wait {
+	w := l.d.wake
+	if until := w.scaleDownDue.Sub(l.clock.Now()); until > 0 && until+10*time.Millisecond < wait {
 		wait = until + 10*time.Millisecond
 	}
-	if l.recheck > 0 && l.recheck < wait {
-		wait = l.recheck
+	if w.recheck > 0 && w.recheck < wait {
+		wait = w.recheck
 	}
 	// A schedule window opens or closes, or an allocation trigger is due.
-	if due := l.sched.due(); !due.IsZero() && due.Sub(l.clock.Now())+10*time.Millisecond < wait {
+	if due := l.d.sched.due(); !due.IsZero() && due.Sub(l.clock.Now())+10*time.Millisecond < wait {
 		until := due.Sub(l.clock.Now())
 		wait = max(until, 0) + 10*time.Millisecond
 	}
@@ -372,12 +308,12 @@ func (l *NodeLoop) cleanUpTaintsUnlessAside(ctx context.Context) bool {
 	if aside, _ := l.rival.standAside(ctx); aside {
 		return false
 	}
-	nodes, err := l.nodes.List(labels.Everything())
+	nodes, err := l.d.nodes.List(labels.Everything())
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Could not list nodes to clean up taints")
 		return true
 	}
-	_ = l.actuator.CleanUpTaints(ctx, nodes) // each failure is logged; the taint stays
+	_ = l.d.actuator.CleanUpTaints(ctx, nodes) // each failure is logged; the taint stays
 	return true
 }
 
@@ -396,52 +332,24 @@ func (l *NodeLoop) RunOnce(ctx context.Context) (err error) {
 	start := l.clock.Now()
 	defer func() {
 		if err != nil {
-			l.cfg.Metrics.LoopError(errorType(err))
+			l.metrics.LoopError(errorType(err))
 		}
-		l.cfg.Metrics.Observe("main", l.clock.Since(start))
+		l.metrics.Observe("main", l.clock.Since(start))
 		l.lastActivity.Store(l.clock.Now().UnixNano())
-		l.cfg.Metrics.Activity("main", l.clock.Now())
+		l.metrics.Activity("main", l.clock.Now())
 	}()
 	// A running Cluster Autoscaler acts on the same nodes: stand aside
 	// (shadow mode, which acts on nothing, watches no Lease).
 	if aside, err := l.rival.standAside(ctx); aside || err != nil {
 		return err
 	}
-	obs, err := l.observer.observe(ctx)
-	if err != nil {
-		return err
-	}
-	// Taints failed removals could not take off come off first, whatever
-	// else this iteration does.
-	l.actuator.Begin(ctx)
-	report := &iterationReport{observation: obs}
-	health := l.updateClusterState(ctx, obs, report)
-	report.health = health
-	l.readSchedules(ctx, obs, report)
-	defer func() {
-		report.groups = map[string]clusterstate.GroupView{}
-		for _, g := range l.state.Groups() {
-			report.groups[g.ID] = g
-		}
-		report.removing = l.actuator.Removing().Nodes
-		report.unneededSince = l.mem.unneeded
-		l.actuator.End(err == nil, obs.targets())
-		l.publisher.publish(ctx, report)
-		l.events.SendEarlyStatusEvents(l.publisher.status)
+	it, err := l.d.Decide(ctx)
+	if it != nil {
+		l.publisher.publish(ctx, it)
+		l.d.events.SendEarlyStatusEvents(l.publisher.status)
 		if l.opts.KeepDecisions {
-			l.decisions.Store(decisionsOf(report))
+			l.last.Store(DecisionsOf(it))
 		}
-	}()
-	if !health.Healthy {
-		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
-		return nil
 	}
-	l.enforceSchedules(ctx, obs, report)
-	err = l.scaleUp(ctx, obs, report)
-	l.waiters.update(obs.pending, report.plan)
-	l.recheck = nextRecheck(report.plan, l.recheck, l.opts.ScanInterval)
-	if err != nil {
-		return err
-	}
-	return l.scaleDown(ctx, obs, report)
+	return err
 }

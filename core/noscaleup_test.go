@@ -47,19 +47,19 @@ func TestNoScaleUpIsToldOnlyToThePodsLeft(t *testing.T) {
 		NoScaleUp: []scaleup.NoScaleUp{{Group: group, Pods: pods[2:], Reasons: map[string]int{scaleup.ReasonMaxSize: 1}}}}
 	clock := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
 	rec := &podEvents{got: map[string][]string{}}
-	l := &NodeLoop{events: newEventDeduper(rec, clock, false), ahead: newExpectations(),
-		cfg: Config{Metrics: NewMetrics(prometheus.NewRegistry(), false)}, state: clusterstate.New(clusterstate.Options{})}
-	l.explainNoScaleUp(plan)
+	l := &Decider{events: newEventDeduper(rec, clock, false), ahead: newExpectations(),
+		metrics: NewMetrics(prometheus.NewRegistry(), false), state: clusterstate.New(clusterstate.Options{})}
+	explainNoScaleUp(l.events, l.ahead.source, plan)
 	if got := fmt.Sprint(rec.got["NotTriggerScaleUp"]); got != "[web-2 web-3]" {
 		t.Fatalf("NotTriggerScaleUp on %s, want the 2 pods no group helps", got)
 	}
-	r := &iterationReport{observation: &observation{pending: pods, unschedulable: 4}, plan: plan}
+	r := &Iteration{observation: &observation{pending: pods, unschedulable: 4}, plan: plan}
 	st := scaleUpStatus(r)
 	if len(st.NoScaleUp) != 1 || st.NoScaleUp[0].Pods != 2 || st.NoScaleUp[0].Example != "ns/web-2" {
 		t.Fatalf("status noScaleUp %+v, want 2 pods, web-2 for example", st.NoScaleUp)
 	}
-	(&publisher{metrics: l.cfg.Metrics}).setGauges(r)
-	m := l.cfg.Metrics.UnschedulablePods
+	setGauges(l.metrics, r)
+	m := l.metrics.UnschedulablePods
 	sum := 0.0
 	for _, reason := range []string{"expendable", "too_young", "unsupported", "fits_existing_or_upcoming", "skipped_for_time", "scale_up_triggered", "no_node_group_fits"} {
 		sum += testutil.ToFloat64(m.WithLabelValues(reason))

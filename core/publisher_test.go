@@ -33,7 +33,7 @@ func TestPublisherStatusFromTheReport(t *testing.T) {
 		{group: namedGroup{id: "b", max: 4}, target: 2},
 		{group: namedGroup{id: "c", max: 2}, problem: "cannot read target size: timeout"},
 	}
-	r := &iterationReport{
+	r := &Iteration{
 		observation: &observation{now: now, groups: groups},
 		health:      clusterstate.Health{Healthy: true, Registered: 5, Ready: 4, NotStarted: 1},
 		scaleDown: &scaleDownReport{plan: &scaledown.Plan{
@@ -48,8 +48,9 @@ func TestPublisherStatusFromTheReport(t *testing.T) {
 	}
 	opts := Options{}
 	opts.ScaleDown.Enabled = true
-	p := &publisher{opts: opts, metrics: NewMetrics(prometheus.NewRegistry(), false)}
-	s := p.buildStatus(r)
+	r.limits = limitsOf(opts)
+	p := &publisher{metrics: NewMetrics(prometheus.NewRegistry(), false)}
+	s := StatusOf(r)
 	sd := s.ClusterWide.ScaleDown
 	if sd.Status != "InProgress" || len(sd.Removing) != 1 || sd.Removing[0] != "n1" || sd.NotUnderutilized != 1 {
 		t.Errorf("scale-down status %+v, want InProgress removing n1, one node not underutilized", sd)
@@ -66,7 +67,7 @@ func TestPublisherStatusFromTheReport(t *testing.T) {
 	if a := s.NodeGroups[0]; a.Registered != 3 || a.Ready != 2 || a.Upcoming != 1 || a.Target != 3 {
 		t.Errorf("group a: %+v, want 3 registered, 2 ready, 1 upcoming, target 3", a)
 	}
-	p.setGauges(r)
+	setGauges(p.metrics, r)
 	if v := testutil.ToFloat64(p.metrics.NodeGroupBackoff.WithLabelValues("b")); v != 1 {
 		t.Errorf("backoff gauge of b = %v, want 1", v)
 	}

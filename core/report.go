@@ -12,40 +12,12 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
-	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
-// iterationReport is what one iteration saw and did, for the status
-// ConfigMap and the metrics.
-type iterationReport struct {
-	observation  *observation
-	health       clusterstate.Health
-	plan         *scaleup.Plan
-	expendable   int
-	young        int
-	unsupported  int
-	failedGroups []string
-	scaledUp     bool
-	scaleDown    *scaleDownReport
-	// What the node loop's state was when the iteration ended: the node
-	// groups as the cluster state sees them, the nodes being removed, and
-	// since when each unneeded node has been unneeded.
-	groups        map[string]clusterstate.GroupView
-	removing      []string
-	unneededSince map[string]time.Time
-	// schedules is what the schedules ConfigMap set (nil before it was
-	// read).
-	schedules *scheduleReport
-}
-
-// group is the cluster state's view of a node group at the iteration's end.
-func (r *iterationReport) group(id string) clusterstate.GroupView { return r.groups[id] }
-
-// publisher makes each iteration's report known: the status ConfigMap, the
-// gauges, and the capacity view the pod loop reads. It reads nothing but
-// the report and the options.
+// publisher makes each iteration known: the status ConfigMap, the gauges,
+// and the capacity view the pod loop reads, each a rendering of the
+// Iteration alone.
 type publisher struct {
-	opts    Options
 	metrics *Metrics
 	status  *statusWriter
 	// capacity is the last capacity view; onCapacity, when set, is told
@@ -55,10 +27,10 @@ type publisher struct {
 }
 
 // publish writes the status ConfigMap and sets the gauges.
-func (p *publisher) publish(ctx context.Context, r *iterationReport) {
-	s := p.buildStatus(r)
-	p.setGauges(r)
-	p.setCAGauges(r)
+func (p *publisher) publish(ctx context.Context, r *Iteration) {
+	s := StatusOf(r)
+	setGauges(p.metrics, r)
+	setCAGauges(p.metrics.CA, r)
 	p.publishCapacity(r)
 	if err := p.status.write(ctx, s); err != nil {
 		klog.FromContext(ctx).Error(err, "Status not written")
@@ -66,7 +38,9 @@ func (p *publisher) publish(ctx context.Context, r *iterationReport) {
 	}
 }
 
-func (p *publisher) buildStatus(r *iterationReport) Status {
+// StatusOf renders an iteration as tidal's status ConfigMap says it (the
+// statusWriter renders Cluster Autoscaler's layout from it).
+func StatusOf(r *Iteration) Status {
 	o := r.observation
 	s := Status{Time: o.now.UTC().Format(time.RFC3339)}
 	h := r.health
@@ -76,7 +50,7 @@ func (p *publisher) buildStatus(r *iterationReport) Status {
 		s.ClusterWide.Health.Status = "Unhealthy"
 	}
 	s.ClusterWide.ScaleUp = scaleUpStatus(r)
-	s.ClusterWide.ScaleDown = p.scaleDownStatus(r)
+	s.ClusterWide.ScaleDown = scaleDownStatus(r)
 	for _, g := range o.groups {
 		st := groupStatus(g, r.group(g.group.Id()))
 		if r.schedules != nil {
@@ -90,7 +64,7 @@ func (p *publisher) buildStatus(r *iterationReport) Status {
 	return s
 }
 
-func scaleUpStatus(r *iterationReport) ScaleUpStatus {
+func scaleUpStatus(r *Iteration) ScaleUpStatus {
 	st := ScaleUpStatus{Status: "NoActivity", UnschedulablePods: r.observation.unschedulable,
 		NotYetScheduled: len(r.observation.pending) - r.observation.unschedulable, Expendable: r.expendable, TooYoung: r.young}
 	p := r.plan
@@ -128,11 +102,11 @@ func scaleUpStatus(r *iterationReport) ScaleUpStatus {
 // maxStatusNodes bounds the per-node lists of the status ConfigMap.
 const maxStatusNodes = 500
 
-func (p *publisher) scaleDownStatus(r *iterationReport) ScaleDownStatus {
+func scaleDownStatus(r *Iteration) ScaleDownStatus {
 	st := ScaleDownStatus{Status: "Disabled"}
 	sd := r.scaleDown
 	if sd == nil || sd.plan == nil {
-		if p.opts.ScaleDown.Enabled {
+		if r.limits.scaleDownEnabled {
 			st.Status = "NotRun"
 		}
 		return st
@@ -186,8 +160,9 @@ func groupStatus(g *groupObservation, v clusterstate.GroupView) NodeGroupStatus 
 	return st
 }
 
-func (p *publisher) setGauges(r *iterationReport) {
-	m := p.metrics
+// setGauges renders an iteration into tidal's gauges (and those of Cluster
+// Autoscaler's that tidal's share values with).
+func setGauges(m *Metrics, r *Iteration) {
 	safe := 0.0
 	if r.health.Healthy {
 		safe = 1

@@ -14,6 +14,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
 // scaleDownReport is what the scale-down step saw and did.
@@ -30,43 +31,44 @@ type scaleDownReport struct {
 // scaleDown plans which nodes can go (scaledown.Planner), tracks how long
 // they have been unneeded (scaledown.Track), soft-taints them, and starts
 // removing those scaledown.Removals picks.
-func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterationReport) error {
-	if !l.opts.ScaleDown.Enabled {
+func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iteration) error {
+	if !d.opts.ScaleDown.Enabled {
 		return nil
 	}
-	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.Observe("scaleDown", l.clock.Since(start)) }()
+	start := d.clock.Now()
+	defer func() { d.metrics.Observe("scaleDown", d.clock.Since(start)) }()
 	sd := &scaleDownReport{}
 	report.scaleDown = sd
-	plan, err := l.planScaleDown(ctx, o, report, sd)
+	plan, err := d.planScaleDown(ctx, o, report, sd)
 	if err != nil {
 		return err
 	}
-	l.cfg.Metrics.Observe("scaleDown:plan", l.clock.Since(start))
-	if l.opts.ScaleInView {
-		l.publishScaleIn(o, plan, sd.candidates)
+	d.metrics.Observe("scaleDown:plan", d.clock.Since(start))
+	if d.opts.ScaleInView {
+		d.scaleIn.publish(o, plan, sd.candidates, d.checker.Snapshot(), scaledown.Ignored{DaemonSets: d.opts.ScaleDown.IgnoreDaemonSetsUtilization,
+			MirrorPods: d.opts.ScaleDown.IgnoreMirrorPodsUtilization})
 	}
 	nodes := nodesByName(o.nodes)
-	l.mem.unneeded = scaledown.Track(l.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
-	l.cfg.Metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
-	l.cfg.Metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
-	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, l.actuator.Removing().Nodes))
-	l.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: l.mem.unneeded})
-	decision := scaledown.Removals(l.removalInput(o, plan, report))
+	d.mem.unneeded = scaledown.Track(d.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
+	d.metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
+	d.metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
+	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, d.actuator.Removing().Nodes))
+	d.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: d.mem.unneeded})
+	decision := scaledown.Removals(removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts))
 	sd.cooldown = decision.Waiting
 	cooling := 0.0
 	if sd.cooldown != "" {
 		cooling = 1
 	}
-	l.cfg.Metrics.ScaleDownInCooldown.Set(cooling)
-	l.cfg.Metrics.CA.ScaleDownInCooldown.Set(cooling)
+	d.metrics.ScaleDownInCooldown.Set(cooling)
+	d.metrics.CA.ScaleDownInCooldown.Set(cooling)
 	removals := make([]act.Removal, 0, len(decision.Start))
 	for _, r := range decision.Start {
 		removals = append(removals, act.Removal{Name: r.Node, Node: nodes[r.Node], Group: o.group(r.Group).group, Pods: r.Evict,
 			DaemonSet: r.Pods.DaemonSet, Kind: r.Kind})
 	}
-	sd.started = l.actuator.Remove(l.lifetime, removals)
-	l.scaleDownDue = decision.NextDue
+	sd.started = d.actuator.Remove(d.lifetime, removals)
+	d.wake.scaleDownDue = decision.NextDue
 	return nil
 }
 
@@ -75,23 +77,21 @@ func (l *NodeLoop) scaleDown(ctx context.Context, o *observation, report *iterat
 // the headroom would no longer fit) and with the pending pods that fit on
 // existing nodes pictured where scale-up found room for them, so a node
 // the scheduler is about to fill is not taken for empty.
-func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, report *iterationReport, sd *scaleDownReport) (*scaledown.Plan, error) {
-	in, err := l.scaleDownInput(o, sd)
-	if err != nil {
-		return nil, err
-	}
+func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Iteration, sd *scaleDownReport) (*scaledown.Plan, error) {
+	in := scaleDownInput(o, sd, d.actuator.Removing(), d.checker, d.opts, d.sched)
 	sd.candidates = in.Candidates
 	if report.plan != nil {
 		in.Arriving = report.plan.OnExisting
 	}
-	snap := l.checker.Snapshot()
+	snap := d.checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
-	if in.Salt, err = l.placeHeadroom(ctx, o.headroom); err != nil {
+	var err error
+	if in.Salt, err = placeHeadroom(ctx, d.checker, d.keys, o.headroom); err != nil {
 		return nil, err
 	}
-	in.Owners = l.observer.owners(snap, in.Candidates, in.Arriving)
-	plan, reused, err := l.mem.scaleDown.Plan(ctx, in)
+	in.Owners = d.observer.owners(snap, in.Candidates, in.Arriving)
+	plan, reused, err := d.mem.scaleDown.Plan(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -100,19 +100,20 @@ func (l *NodeLoop) planScaleDown(ctx context.Context, o *observation, report *it
 }
 
 // removalInput is what scaledown.Removals reads: the plan, the tracking,
-// each group's times, the cooldowns and the budgets left.
-func (l *NodeLoop) removalInput(o *observation, plan *scaledown.Plan, report *iterationReport) scaledown.RemovalInput {
-	sd := l.opts.ScaleDown
-	removing := l.actuator.Removing()
+// each group's times, the cooldowns (scaledUp: this iteration grew a
+// group) and the budgets left by the removals under way.
+func removalInput(o *observation, plan *scaledown.Plan, tracking scaledown.Tracking, scaledUp bool, lastScaleUp time.Time,
+	removing act.Removing, opts Options) scaledown.RemovalInput {
+	sd := opts.ScaleDown
 	all, drains, lastDelete, lastFailure := removing.All, removing.Drains, removing.LastDelete, removing.LastFailure
-	in := scaledown.RemovalInput{Plan: plan, Tracking: l.mem.unneeded, Groups: map[string]scaledown.Times{},
-		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: report.scaledUp, LastScaleUp: l.mem.lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
+	in := scaledown.RemovalInput{Plan: plan, Tracking: tracking, Groups: map[string]scaledown.Times{},
+		Cooldowns:   scaledown.Cooldowns{ScaleUpNow: scaledUp, LastScaleUp: lastScaleUp, LastDelete: lastDelete, LastFailure: lastFailure},
 		Delays:      scaledown.Delays{AfterAdd: sd.DelayAfterAdd, AfterDelete: sd.DelayAfterDelete, AfterFailure: sd.DelayAfterFailure},
 		Parallelism: sd.MaxParallelism - all, DrainParallelism: sd.MaxDrainParallelism - drains,
-		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: l.opts.MinMilliCores, Memory: l.opts.MinMemoryBytes},
+		Capacity: map[string]scaledown.Resources{}, Min: scaledown.Resources{MilliCores: opts.MinMilliCores, Memory: opts.MinMemoryBytes},
 		Pictured: map[types.UID]bool{}, Now: o.now}
 	for _, g := range o.groups {
-		own := l.opts.groupOptions(o, g.group.Id())
+		own := opts.groupOptions(o, g.group.Id())
 		in.Groups[g.group.Id()] = scaledown.Times{Unneeded: own.ScaleDownUnneededTime, Unready: own.ScaleDownUnreadyTime}
 	}
 	for _, n := range o.nodes {
@@ -144,27 +145,27 @@ func taintedSince(plan *scaledown.Plan, nodes map[string]*corev1.Node) map[strin
 	return out
 }
 
-// scaleDownInput gathers the candidates: nodes of a node group that no
-// annotation or removal in progress keeps.
-func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledown.Input, error) {
-	removing := l.actuator.Removing()
+// scaleDownInput gathers the candidates: nodes of a node group (in the
+// checker's snapshot, within its range this iteration, sched) that no
+// annotation or removal in progress keeps; sd gets those kept.
+func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, checker *simulator.Checker, opts Options, sched *schedules) scaledown.Input {
 	deleting, perGroup := removing.Nodes, removing.PerGroup
 	busy := map[string]bool{}
 	for _, n := range deleting {
 		busy[n] = true
 	}
 	in := scaledown.Input{
-		Checker: l.checker, Groups: map[string]scaledown.GroupSize{}, Deleting: deleting, Now: o.now,
-		Rules: scaledown.RuleOptions{SkipNodesWithSystemPods: l.opts.ScaleDown.SkipNodesWithSystemPods,
-			SkipNodesWithLocalStorage:         l.opts.ScaleDown.SkipNodesWithLocalStorage,
-			SkipNodesWithCustomControllerPods: l.opts.ScaleDown.SkipNodesWithCustomControllerPods},
-		IgnoreMirrorPodsUtilization: l.opts.ScaleDown.IgnoreMirrorPodsUtilization,
-		KeepUnready:                 !l.opts.ScaleDown.UnreadyEnabled, MaxNonEmptyUnneeded: l.opts.ScaleDown.NonEmptyCandidatesCount,
+		Checker: checker, Groups: map[string]scaledown.GroupSize{}, Deleting: deleting, Now: o.now,
+		Rules: scaledown.RuleOptions{SkipNodesWithSystemPods: opts.ScaleDown.SkipNodesWithSystemPods,
+			SkipNodesWithLocalStorage:         opts.ScaleDown.SkipNodesWithLocalStorage,
+			SkipNodesWithCustomControllerPods: opts.ScaleDown.SkipNodesWithCustomControllerPods},
+		IgnoreMirrorPodsUtilization: opts.ScaleDown.IgnoreMirrorPodsUtilization,
+		KeepUnready:                 !opts.ScaleDown.UnreadyEnabled, MaxNonEmptyUnneeded: opts.ScaleDown.NonEmptyCandidatesCount,
 	}
 	for _, g := range o.groups {
 		if g.problem == "" {
 			// A scheduled minimum holds the group up like the cloud's.
-			minSize, _ := l.sched.effectiveSize(g)
+			minSize, _ := sched.effectiveSize(g)
 			in.Groups[g.group.Id()] = scaledown.GroupSize{Target: g.target - perGroup[g.group.Id()], Min: minSize}
 		}
 	}
@@ -179,15 +180,15 @@ func (l *NodeLoop) scaleDownInput(o *observation, sd *scaleDownReport) (scaledow
 				Detail: scaledown.ScaleDownDisabledAnnotation + "=true"})
 		case busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint):
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
-		case l.checker.Snapshot().NodeInfo(n.Name) != nil:
-			own := l.opts.groupOptions(o, gid)
+		case checker.Snapshot().NodeInfo(n.Name) != nil:
+			own := opts.groupOptions(o, gid)
 			in.Candidates = append(in.Candidates, scaledown.Candidate{Name: n.Name, Group: gid, Threshold: own.ScaleDownUtilizationThreshold,
 				GPUThreshold: own.ScaleDownGpuUtilizationThreshold, IgnoreDaemonSetsUtilization: own.IgnoreDaemonSetsUtilization,
 				Unready: !o.ready(n.Name)})
 		}
 	}
 	in.PDBs = o.pdbs
-	return in, nil
+	return in
 }
 
 // groupOptions are the group's own scale-down options, or the flags'.
@@ -242,21 +243,21 @@ func softTaintNode(n *corev1.Node, unneeded bool, busy map[string]bool) scaledow
 // snapshot (forked by the caller), in an order of their own, and returns
 // what identifies the placement for the planner's memory: which pods, with
 // what scheduling fields (their equivalence keys), went on which node.
-func (l *NodeLoop) placeHeadroom(ctx context.Context, pods []*corev1.Pod) (string, error) {
+func placeHeadroom(ctx context.Context, checker *simulator.Checker, keys *simulator.EquivalenceKeys, pods []*corev1.Pod) (string, error) {
 	if len(pods) == 0 {
 		return "", nil
 	}
 	pods = slices.SortedFunc(slices.Values(pods), func(a, b *corev1.Pod) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	snap := l.checker.Snapshot()
+	snap := checker.Snapshot()
 	var placed []string
-	for _, g := range l.keys.Group(pods) {
-		gc, err := l.checker.CheckGroup(ctx, g)
+	for _, g := range keys.Group(pods) {
+		gc, err := checker.CheckGroup(ctx, g)
 		if err != nil {
 			return "", err
 		}
-		done, _, err := l.checker.PlaceGroup(ctx, gc, g.Pods, snap.Infos())
+		done, _, err := checker.PlaceGroup(ctx, gc, g.Pods, snap.Infos())
 		if err != nil {
 			return "", err
 		}

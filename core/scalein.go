@@ -2,13 +2,16 @@ package core
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/scalein"
+	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
 // scaleInView is the node loop's last view of the nodes for the pod loop's
@@ -35,15 +38,23 @@ type podRef struct {
 // soon after another, before the next plan, must not count the replicas
 // the first one removed as pods still to move. Safe to call from any
 // goroutine.
-func (l *NodeLoop) ScaleInNodes() ([]scalein.Node, time.Time) {
-	v := l.scaleIn.Load()
+func (l *NodeLoop) ScaleInNodes() ([]scalein.Node, time.Time) { return l.d.scaleIn.nodes() }
+
+// scaleIns keeps the last scale-in view and reads what of it still holds.
+type scaleIns struct {
+	pods corelisters.PodLister
+	view atomic.Pointer[scaleInView]
+}
+
+func (s *scaleIns) nodes() ([]scalein.Node, time.Time) {
+	v := s.view.Load()
 	if v == nil {
 		return nil, time.Time{}
 	}
 	out := slices.Clone(v.nodes)
 	for i := range out {
 		for _, ref := range v.toMove[out[i].Name] {
-			if l.podExists(ref) {
+			if s.podExists(ref) {
 				out[i].Pods = append(out[i].Pods, ref.uid)
 			}
 		}
@@ -54,8 +65,8 @@ func (l *NodeLoop) ScaleInNodes() ([]scalein.Node, time.Time) {
 // podExists reports whether the pod is still in the informer, the same pod
 // and not being deleted. A pod the lister cannot answer for counts as
 // existing: the node then looks fuller, never emptier, than it is.
-func (l *NodeLoop) podExists(ref podRef) bool {
-	p, err := l.pods.Pods(ref.namespace).Get(ref.name)
+func (s *scaleIns) podExists(ref podRef) bool {
+	p, err := s.pods.Pods(ref.namespace).Get(ref.name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false
@@ -65,11 +76,11 @@ func (l *NodeLoop) podExists(ref podRef) bool {
 	return p.UID == ref.uid && p.DeletionTimestamp == nil
 }
 
-// publishScaleIn builds the scale-in view from the plan: every node of the
-// snapshot with its utilization; the candidates not kept by their group's
-// minimum, a blocking pod or unreadiness are removable, with the pods a
-// drain would move.
-func (l *NodeLoop) publishScaleIn(o *observation, plan *scaledown.Plan, candidates []scaledown.Candidate) {
+// publish builds the scale-in view from the plan over the snapshot snap:
+// every node of the snapshot with its utilization (ig: what it leaves
+// out); the candidates not kept by their group's minimum, a blocking pod
+// or unreadiness are removable, with the pods a drain would move.
+func (s *scaleIns) publish(o *observation, plan *scaledown.Plan, candidates []scaledown.Candidate, snap *simulator.Snapshot, ig scaledown.Ignored) {
 	util := map[string]float64{}
 	kept := map[string]bool{}
 	for _, u := range plan.Unremovable {
@@ -86,8 +97,6 @@ func (l *NodeLoop) publishScaleIn(o *observation, plan *scaledown.Plan, candidat
 	for _, c := range candidates {
 		group[c.Name] = c.Group
 	}
-	ig := scaledown.Ignored{DaemonSets: l.opts.ScaleDown.IgnoreDaemonSetsUtilization, MirrorPods: l.opts.ScaleDown.IgnoreMirrorPodsUtilization}
-	snap := l.checker.Snapshot()
 	nodes := make([]scalein.Node, 0, len(o.nodes))
 	toMove := map[string][]podRef{}
 	for _, node := range o.nodes {
@@ -110,5 +119,5 @@ func (l *NodeLoop) publishScaleIn(o *observation, plan *scaledown.Plan, candidat
 		}
 		nodes = append(nodes, n)
 	}
-	l.scaleIn.Store(&scaleInView{nodes: nodes, toMove: toMove, at: o.now})
+	s.view.Store(&scaleInView{nodes: nodes, toMove: toMove, at: o.now})
 }

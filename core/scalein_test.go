@@ -59,7 +59,7 @@ func TestPublishScaleIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &NodeLoop{checker: checker, pods: corelisters.NewPodLister(informed)}
+	l := &NodeLoop{d: &Decider{scaleIn: &scaleIns{pods: corelisters.NewPodLister(informed)}}}
 	o := &observation{now: time.Unix(1_800_000_000, 0), groupOfNode: map[string]string{"n1": "g", "n2": "g", "n3": ""}}
 	for _, name := range []string{"n1", "n2", "n3"} {
 		o.nodes = append(o.nodes, snap.NodeInfo(name).Node())
@@ -71,7 +71,7 @@ func TestPublishScaleIn(t *testing.T) {
 	if nodes, _ := l.ScaleInNodes(); nodes != nil {
 		t.Fatalf("a view before any plan: %v", nodes)
 	}
-	l.publishScaleIn(o, plan, []scaledown.Candidate{{Name: "n1", Group: "g"}, {Name: "n2", Group: "g"}})
+	l.d.scaleIn.publish(o, plan, []scaledown.Candidate{{Name: "n1", Group: "g"}, {Name: "n2", Group: "g"}}, checker.Snapshot(), scaledown.Ignored{})
 	nodes, at := l.ScaleInNodes()
 	want := []scalein.Node{
 		{Name: "n1", Group: "g", Utilization: 0.4, Removable: true, Pods: []types.UID{"web-1"}},

@@ -14,27 +14,29 @@ import (
 // whose IncreaseSize fails is backed off and the decision is made again at
 // once without it (scaleup.Retry), so the next-best group is used in the
 // same iteration.
-func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iterationReport) error {
-	start := l.clock.Now()
-	defer func() { l.cfg.Metrics.Observe("scaleUp", l.clock.Since(start)) }()
-	pods := l.selectPending(ctx, o, report)
+func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration) error {
+	start := d.clock.Now()
+	defer func() { d.metrics.Observe("scaleUp", d.clock.Since(start)) }()
+	pods := d.selectPending(ctx, o, report)
 	if len(pods) == 0 {
 		return nil
 	}
-	podGroups := scaleup.OrderGroups(l.keys.Group(pods), l.mem.unfinished)
-	groups := l.decisionGroups(o)
+	podGroups := scaleup.OrderGroups(d.keys.Group(pods), d.mem.unfinished)
+	groups := decisionGroups(o, d.state, d.sched)
 	for attempt := 0; ; attempt++ {
-		plan, reused, err := l.decide(ctx, l.decisionInput(o, podGroups, groups))
+		pricing, _ := d.cloud.Pricing()
+		ectx := expanderContext(o, groups, d.mem.rnd.Uint64(), d.prio.current(), pricing)
+		plan, reused, err := d.decide(ctx, decisionInput(o, podGroups, groups, ectx, d.opts, d.checker, d.chain, d.cloud))
 		if err != nil {
 			return fmt.Errorf("scale-up decision: %w", err)
 		}
 		report.plan = plan
 		if !reused {
-			l.cfg.Metrics.Observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
-			l.cfg.Metrics.Observe("scaleUp:estimate", plan.Timings.Estimate)
+			d.metrics.Observe("scaleUp:filterSchedulable", plan.Timings.FilterSchedulable)
+			d.metrics.Observe("scaleUp:estimate", plan.Timings.Estimate)
 		}
-		l.mem.unfinished = plan.UnfinishedKeys()
-		results := l.execute(ctx, o, plan, report)
+		d.mem.unfinished = plan.UnfinishedKeys()
+		results := d.execute(ctx, o, plan, report)
 		for _, r := range results {
 			if r.Refused != "" {
 				report.failedGroups = append(report.failedGroups, r.Group)
@@ -45,31 +47,31 @@ func (l *NodeLoop) scaleUp(ctx context.Context, o *observation, report *iteratio
 			break
 		}
 	}
-	l.explainNoScaleUp(report.plan)
+	explainNoScaleUp(d.events, d.ahead.source, report.plan)
 	return nil
 }
 
 // decide is the scale-up decision within --max-binpacking-time.
-func (l *NodeLoop) decide(ctx context.Context, in scaleup.Input) (*scaleup.Plan, bool, error) {
-	if l.opts.MaxBinpackingTime > 0 {
+func (d *Decider) decide(ctx context.Context, in scaleup.Input) (*scaleup.Plan, bool, error) {
+	if d.opts.MaxBinpackingTime > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, l.opts.MaxBinpackingTime)
+		ctx, cancel = context.WithTimeout(ctx, d.opts.MaxBinpackingTime)
 		defer cancel()
 	}
-	return l.mem.scaleUp.Decide(ctx, in)
+	return d.mem.scaleUp.Decide(ctx, in)
 }
 
 // selectPending keeps the pending pods that may trigger a scale-up
 // (scaleup.SelectPending), counts the others in the report and tells the
 // pods the simulation cannot judge why they wait.
-func (l *NodeLoop) selectPending(ctx context.Context, o *observation, report *iterationReport) []*corev1.Pod {
+func (d *Decider) selectPending(ctx context.Context, o *observation, report *Iteration) []*corev1.Pod {
 	sel := scaleup.SelectPending(o.pending, o.now, scaleup.Selection{
-		PriorityCutoff: l.opts.ExpendablePodsPriorityCutoff, NewPodDelay: l.opts.NewPodScaleUpDelay})
+		PriorityCutoff: d.opts.ExpendablePodsPriorityCutoff, NewPodDelay: d.opts.NewPodScaleUpDelay})
 	report.expendable += sel.Expendable
 	report.young += sel.Young
 	report.unsupported += len(sel.Unsupported)
 	for _, p := range sel.Unsupported {
-		l.events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp",
+		d.events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp",
 			"pod didn't trigger scale-up: it uses dynamic resource claims, which tidal does not simulate")
 	}
 	klog.FromContext(ctx).V(4).Info("Pending pods", "unschedulable", len(o.pending), "considered", len(sel.Pods),

@@ -12,17 +12,18 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
 // execute has the actuator ask for each scale-up's nodes. A group that
 // refuses is backed off; its result says why, so the next decision leaves
 // it out.
-func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Plan, report *iterationReport) []scaleup.Result {
+func (d *Decider) execute(ctx context.Context, o *observation, plan *scaleup.Plan, report *Iteration) []scaleup.Result {
 	var results []scaleup.Result
 	for _, up := range plan.ScaleUps {
 		g := o.group(up.Group)
-		r := l.actuator.Grow(ctx, act.Growth{Group: g.group, Up: up, Packing: packingOf(plan), NodeCapacity: g.capacity()})
-		refused := l.apply(o, report, r)
+		r := d.actuator.Grow(ctx, act.Growth{Group: g.group, Up: up, Packing: packingOf(plan), NodeCapacity: g.capacity()})
+		refused := d.apply(o, report, r)
 		results = append(results, scaleup.Result{Group: up.Group, Delta: r.Grown, Refused: refused})
 	}
 	return results
@@ -31,16 +32,16 @@ func (l *NodeLoop) execute(ctx context.Context, o *observation, plan *scaleup.Pl
 // explainNoScaleUp tells each pod no group can help why, per node group,
 // in Cluster Autoscaler's words. Only those pods: others of their group
 // may fit a node or have triggered a scale-up.
-func (l *NodeLoop) explainNoScaleUp(plan *scaleup.Plan) {
+func explainNoScaleUp(events *telemetry.Events, source func(*corev1.Pod) *corev1.ObjectReference, plan *scaleup.Plan) {
 	if plan == nil {
 		return
 	}
 	for _, n := range plan.NoScaleUp {
 		msg := "pod didn't trigger scale-up: " + formatReasons(n.Reasons)
 		for _, p := range n.Pods {
-			l.events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
+			events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
 		}
-		act.TellSources(l.events, l.ahead.source, n.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
+		act.TellSources(events, source, n.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
 	}
 }
 

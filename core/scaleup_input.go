@@ -8,17 +8,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
-func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
+// decisionGroups are the observed groups as the scale-up decision sees
+// them: their range this iteration (sched), target, upcoming nodes and
+// whether they are usable (state: backoff).
+func decisionGroups(o *observation, state *clusterstate.Tracker, sched *schedules) []scaleup.Group {
 	var out []scaleup.Group
 	for _, g := range o.groups {
-		view := l.state.Group(g.group.Id())
+		view := state.Group(g.group.Id())
 		// A scheduled maximum caps the group below the cloud's.
-		minSize, maxSize := l.sched.effectiveSize(g)
+		minSize, maxSize := sched.effectiveSize(g)
 		sg := scaleup.Group{ID: g.group.Id(), Template: g.template, Min: minSize, Max: maxSize,
 			Target: g.target, Upcoming: view.Upcoming}
 		switch {
@@ -32,15 +36,18 @@ func (l *NodeLoop) decisionGroups(o *observation) []scaleup.Group {
 	return out
 }
 
-func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, groups []scaleup.Group) scaleup.Input {
+// decisionInput is what scaleup.Decide reads: the pod groups, the node
+// groups, what the expanders consult (ectx), the limits and the options.
+func decisionInput(o *observation, pods []*simulator.PodGroup, groups []scaleup.Group, ectx *expander.Context, opts Options,
+	checker *simulator.Checker, chain *expander.Chain, cloud cloudprovider.CloudProvider) scaleup.Input {
 	in := scaleup.Input{
-		Checker: l.checker, NotReady: map[string]bool{}, Pending: pods, Groups: groups, Chain: l.chain,
-		ExpanderContext:        l.expanderContext(o, groups),
-		BalanceSimilar:         l.opts.BalanceSimilarNodeGroups,
-		BalancingIgnoredLabels: append(cloudprovider.BalancingIgnoredLabels(l.cfg.Cloud), l.opts.BalancingIgnoreLabels...), BalancingLabels: l.opts.BalancingLabels,
-		Limits: scaleup.Limits{MaxNodesTotal: l.opts.MaxNodesTotal, MaxNodesPerScaleUp: l.opts.MaxNodesPerScaleUp,
-			MaxMilliCores: l.opts.MaxMilliCores, MaxMemoryBytes: l.opts.MaxMemoryBytes}.WithUsage(o.nodes, groups),
-		MaxGroupBinpacking: l.opts.MaxNodeGroupBinpackingTime,
+		Checker: checker, NotReady: map[string]bool{}, Pending: pods, Groups: groups, Chain: chain,
+		ExpanderContext:        ectx,
+		BalanceSimilar:         opts.BalanceSimilarNodeGroups,
+		BalancingIgnoredLabels: append(cloudprovider.BalancingIgnoredLabels(cloud), opts.BalancingIgnoreLabels...), BalancingLabels: opts.BalancingLabels,
+		Limits: scaleup.Limits{MaxNodesTotal: opts.MaxNodesTotal, MaxNodesPerScaleUp: opts.MaxNodesPerScaleUp,
+			MaxMilliCores: opts.MaxMilliCores, MaxMemoryBytes: opts.MaxMemoryBytes}.WithUsage(o.nodes, groups),
+		MaxGroupBinpacking: opts.MaxNodeGroupBinpackingTime,
 	}
 	for name, n := range o.observed {
 		if !n.Ready {
@@ -51,14 +58,13 @@ func (l *NodeLoop) decisionInput(o *observation, pods []*simulator.PodGroup, gro
 }
 
 // expanderContext gathers what the expanders consult: nodes per zone,
-// the cpu-to-memory shape of what runs now, prices and priorities.
-func (l *NodeLoop) expanderContext(o *observation, groups []scaleup.Group) *expander.Context {
-	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Seed: l.mem.rnd.Uint64(),
-		Priorities: l.prio.current()}
+// the cpu-to-memory shape of what runs now, prices (pricing, nil: none),
+// priorities, and the seed of the ties.
+func expanderContext(o *observation, groups []scaleup.Group, seed uint64, priorities *expander.Priorities, pricing cloudprovider.PricingModel) *expander.Context {
+	ctx := &expander.Context{ZoneNodes: map[string]int{}, NodePrices: map[string]float64{}, Seed: seed, Priorities: priorities}
 	for _, n := range o.nodes {
 		ctx.ZoneNodes[n.Labels[corev1.LabelTopologyZone]]++
 	}
-	pricing, _ := l.cfg.Cloud.Pricing()
 	for _, g := range groups {
 		if g.Template == nil {
 			continue

@@ -63,8 +63,8 @@ type scheduleReport struct {
 // readSchedules parses the ConfigMap against the observed node groups,
 // reports its problems and sets the iteration's bounds. An absent
 // ConfigMap is no schedules.
-func (l *NodeLoop) readSchedules(ctx context.Context, o *observation, report *iterationReport) {
-	s := l.sched
+func (d *Decider) readSchedules(ctx context.Context, o *observation, report *Iteration) {
+	s := d.sched
 	cm := s.source.get(nodeschedule.ConfigMapName)
 	var data map[string]string
 	if cm != nil {
@@ -76,9 +76,9 @@ func (l *NodeLoop) readSchedules(ctx context.Context, o *observation, report *it
 		s.parsedFrom = from
 	}
 	s.bounds, s.next = s.config.At(o.now)
-	report.schedules = &scheduleReport{bounds: s.bounds, problems: s.reportProblems(ctx, cm, l.events)}
+	report.schedules = &scheduleReport{bounds: s.bounds, problems: s.reportProblems(ctx, cm, d.events)}
 	for _, g := range o.groups {
-		l.cfg.Metrics.ScheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
+		d.metrics.ScheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
 	}
 }
 
@@ -138,34 +138,34 @@ func (s *schedules) effectiveSize(g *groupObservation) (minSize, maxSize int) {
 // --enforce-node-group-min-size, below any minimum), then adds
 // the nodes of the allocation triggers that fire, independent of pending
 // pods.
-func (l *NodeLoop) enforceSchedules(ctx context.Context, o *observation, report *iterationReport) {
-	s := l.sched
-	groups := s.groups(o, l.state)
-	for _, r := range nodeschedule.Raises(groups, s.bounds, l.opts.EnforceNodeGroupMinSize) {
+func (d *Decider) enforceSchedules(ctx context.Context, o *observation, report *Iteration) {
+	s := d.sched
+	groups := s.groups(o, d.state)
+	for _, r := range nodeschedule.Raises(groups, s.bounds, d.opts.EnforceNodeGroupMinSize) {
 		why := "minimum size (--enforce-node-group-min-size)"
 		if len(r.Entries) > 0 {
 			why = fmt.Sprintf("scheduled minimum of %s", strings.Join(r.Entries, ", "))
 		}
-		l.raise(ctx, o, report, r, why, "")
+		d.raise(ctx, o, report, r, why, "")
 	}
 	rates := nodeschedule.Rates(nodeUsages(o))
-	l.cfg.Metrics.ResetAllocationRates()
+	d.metrics.ResetAllocationRates()
 	for k, v := range rates {
 		scope := k.Scope
 		if scope == "" {
 			scope = nodeschedule.ScopeCluster
 		}
-		l.cfg.Metrics.AllocationRate(scope, k.Resource, v)
+		d.metrics.AllocationRate(scope, k.Resource, v)
 	}
-	d := nodeschedule.Decide(s.config.Triggers, rates, s.groups(o, l.state), s.triggers, o.now)
+	dec := nodeschedule.Decide(s.config.Triggers, rates, s.groups(o, d.state), s.triggers, o.now)
 	previous := s.triggers
-	s.triggers = d.State
-	if !d.Next.IsZero() && (s.next.IsZero() || d.Next.Before(s.next)) {
-		s.next = d.Next
+	s.triggers = dec.State
+	if !dec.Next.IsZero() && (s.next.IsZero() || dec.Next.Before(s.next)) {
+		s.next = dec.Next
 	}
-	for _, r := range d.Raises {
+	for _, r := range dec.Raises {
 		name := r.Entries[0]
-		if !l.raise(ctx, o, report, r, "allocation trigger "+name, name) {
+		if !d.raise(ctx, o, report, r, "allocation trigger "+name, name) {
 			// The cloud refused: no cooldown starts; the group is backed
 			// off, and the trigger fires again once it is usable.
 			if last, ok := previous.LastTrigger[name]; ok {
@@ -192,12 +192,12 @@ func (s *schedules) groups(o *observation, state *clusterstate.Tracker) []nodesc
 // raise has the actuator grow a group as r says, why being the reason for
 // the log and the event; trigger names the allocation trigger, if that is
 // why. It reports false when the cloud refused.
-func (l *NodeLoop) raise(ctx context.Context, o *observation, report *iterationReport, r nodeschedule.Raise, why, trigger string) bool {
+func (d *Decider) raise(ctx context.Context, o *observation, report *Iteration, r nodeschedule.Raise, why, trigger string) bool {
 	g := o.group(r.Group)
-	_, maxSize := l.sched.effectiveSize(g)
+	_, maxSize := d.sched.effectiveSize(g)
 	up := scaleup.ScaleUp{Group: r.Group, From: r.From, To: r.To, Max: maxSize}
-	res := l.actuator.Grow(ctx, act.Growth{Group: g.group, Up: up, Why: why, Trigger: trigger})
-	l.apply(o, report, res)
+	res := d.actuator.Grow(ctx, act.Growth{Group: g.group, Up: up, Why: why, Trigger: trigger})
+	d.apply(o, report, res)
 	return res.Refused == nil
 }
 

@@ -34,7 +34,7 @@ func TestScheduleProblemsReported(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: nodeschedule.ConfigMapName, Namespace: "kube-system", UID: "u"},
 		Data: map[string]string{nodeschedule.SchedulesKey: list.String()}}
 	rec := record.NewFakeRecorder(100)
-	l := &NodeLoop{events: newEventDeduper(rec, clocktesting.NewFakeClock(time.Unix(0, 0)), false),
+	l := &Decider{events: newEventDeduper(rec, clocktesting.NewFakeClock(time.Unix(0, 0)), false),
 		sched: &schedules{config: nodeschedule.Parse(cm.Data, nil)}}
 	status := l.sched.reportProblems(context.Background(), cm, l.events)
 	if len(status) != maxStatusProblems+1 || !strings.HasPrefix(status[0], `schedules "e0": minSize: missing`) ||
@@ -79,16 +79,16 @@ func (g *fakeGroup) IncreaseSize(ctx context.Context, delta int) error {
 
 // scheduleLoop is a node loop with what enforcing schedules touches, one
 // ready node of group g with 1 CPU, 800m of it requested.
-func scheduleLoop(t *testing.T, g *fakeGroup, data map[string]string) (*NodeLoop, *observation) {
+func scheduleLoop(t *testing.T, g *fakeGroup, data map[string]string) (*Decider, *observation) {
 	t.Helper()
 	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	client := fake.NewSimpleClientset()
-	l := &NodeLoop{clock: clock, events: newEventDeduper(record.NewFakeRecorder(100), clock, false),
-		state:     clusterstate.New(clusterstate.Options{InitialBackoff: time.Minute, MaxBackoff: time.Hour, BackoffReset: time.Hour}),
-		cfg:       Config{Metrics: NewMetrics(prometheus.NewRegistry(), false)},
-		sched:     &schedules{source: newConfigMapSource(client, "kube-system")},
-		publisher: &publisher{status: newStatusWriter(client, Options{}, clock)}}
-	l.actuator = act.NewLive(act.Deps{Events: l.events, Status: l.publisher.status, Clock: clock, Metrics: l.cfg.Metrics})
+	l := &Decider{clock: clock, events: newEventDeduper(record.NewFakeRecorder(100), clock, false),
+		state:   clusterstate.New(clusterstate.Options{InitialBackoff: time.Minute, MaxBackoff: time.Hour, BackoffReset: time.Hour}),
+		metrics: NewMetrics(prometheus.NewRegistry(), false),
+		sched:   &schedules{source: newConfigMapSource(client, "kube-system")},
+		status:  newStatusWriter(client, Options{}, clock)}
+	l.actuator = act.NewLive(act.Deps{Events: l.events, Status: l.status, Clock: clock, Metrics: l.metrics})
 	live := newLiveSnapshot()
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi"),
 		corev1.ResourcePods: resource.MustParse("10")}
@@ -117,7 +117,7 @@ func TestEnforceSchedulesRaisesThenTriggers(t *testing.T) {
 	l, o := scheduleLoop(t, g, map[string]string{
 		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`,
 		nodeschedule.TriggersKey:  spareCPU})
-	report := &iterationReport{}
+	report := &Iteration{}
 	l.enforceSchedules(context.Background(), o, report)
 	if !slices.Equal(g.deltas, []int{2}) || o.groups[0].target != 3 || !report.scaledUp {
 		t.Fatalf("deltas %v, target %d: want the window's minimum 3 at once", g.deltas, o.groups[0].target)
@@ -128,7 +128,7 @@ func TestEnforceSchedulesRaisesThenTriggers(t *testing.T) {
 	// 80 % of the cluster's CPU for a minute: the trigger adds a node.
 	o.now = o.now.Add(time.Minute)
 	l.sched.bounds, l.sched.next = l.sched.config.At(o.now) // as readSchedules does
-	l.enforceSchedules(context.Background(), o, &iterationReport{})
+	l.enforceSchedules(context.Background(), o, &Iteration{})
 	if !slices.Equal(g.deltas, []int{2, 1}) || o.groups[0].target != 4 {
 		t.Fatalf("deltas %v, target %d: want the trigger's node", g.deltas, o.groups[0].target)
 	}
@@ -141,9 +141,9 @@ func TestRefusedTriggerStartsNoCooldown(t *testing.T) {
 	g := &fakeGroup{id: "g", max: 10, fail: errors.New("quota")}
 	l, o := scheduleLoop(t, g, map[string]string{nodeschedule.TriggersKey: spareCPU})
 	start := o.now
-	l.enforceSchedules(context.Background(), o, &iterationReport{})
+	l.enforceSchedules(context.Background(), o, &Iteration{})
 	o.now = start.Add(time.Minute)
-	report := &iterationReport{}
+	report := &Iteration{}
 	l.enforceSchedules(context.Background(), o, report)
 	if _, ok := l.sched.triggers.LastTrigger["spare"]; ok || !slices.Equal(report.failedGroups, []string{"g"}) {
 		t.Fatalf("after a refused scale-up: last trigger %v, failed groups %v", l.sched.triggers.LastTrigger, report.failedGroups)
@@ -155,7 +155,7 @@ func TestRefusedTriggerStartsNoCooldown(t *testing.T) {
 	g.fail = nil
 	o.now = start.Add(3 * time.Minute)
 	l.state.Update(o.now, []clusterstate.GroupObservation{{ID: "g", Target: 1}})
-	l.enforceSchedules(context.Background(), o, &iterationReport{})
+	l.enforceSchedules(context.Background(), o, &Iteration{})
 	if !slices.Equal(g.deltas, []int{1}) {
 		t.Errorf("deltas %v after the backoff, want one node", g.deltas)
 	}
@@ -167,11 +167,11 @@ func TestDryRunRaiseIsRecordedNotDone(t *testing.T) {
 	g := &fakeGroup{id: "g", max: 10}
 	l, o := scheduleLoop(t, g, map[string]string{
 		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`})
-	dry := act.NewDryRun(act.Deps{Events: l.events, Status: l.publisher.status, Clock: l.clock, Metrics: l.cfg.Metrics})
+	dry := act.NewDryRun(act.Deps{Events: l.events, Status: l.status, Clock: l.clock, Metrics: l.metrics})
 	l.actuator = dry
 	for range 2 {
 		dry.Begin(context.Background())
-		l.enforceSchedules(context.Background(), o, &iterationReport{})
+		l.enforceSchedules(context.Background(), o, &Iteration{})
 		dry.End(true, nil)
 	}
 	if len(g.deltas) != 0 || o.groups[0].target != 1 {
@@ -180,7 +180,7 @@ func TestDryRunRaiseIsRecordedNotDone(t *testing.T) {
 	if got := dry.Standing(); !slices.Equal(got, []string{"scale_up/g/1->3"}) {
 		t.Errorf("standing dry-run decisions %v", got)
 	}
-	if v := testutil.ToFloat64(l.cfg.Metrics.DryRunDecisions.WithLabelValues("scale_up", "g")); v != 1 {
+	if v := testutil.ToFloat64(l.metrics.DryRunDecisions.WithLabelValues("scale_up", "g")); v != 1 {
 		t.Errorf("dry-run scale-up decisions %v, want 1 (once while it stands)", v)
 	}
 }
@@ -196,7 +196,7 @@ func TestHungIncreaseSizeEndsAtTheDeadlineAsAFailure(t *testing.T) {
 		nodeschedule.SchedulesKey: `[{name: now, nodeGroup: g, start: "0 9 * * *", duration: 2h, minSize: 3}]`})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	report := &iterationReport{}
+	report := &Iteration{}
 	l.enforceSchedules(ctx, o, report)
 	if ctx.Err() == nil {
 		t.Fatal("enforceSchedules returned before the deadline, though the cloud never answered")
@@ -205,7 +205,7 @@ func TestHungIncreaseSizeEndsAtTheDeadlineAsAFailure(t *testing.T) {
 		t.Fatalf("after a hung IncreaseSize: failed groups %v, backed off %v, target %d, scaled up %v; want g failed and backed off, target 1",
 			report.failedGroups, l.state.Group("g").BackedOff, o.groups[0].target, report.scaledUp)
 	}
-	if v := testutil.ToFloat64(l.cfg.Metrics.FailedScaleUps.WithLabelValues("g", "cloudProviderError")); v != 1 {
+	if v := testutil.ToFloat64(l.metrics.FailedScaleUps.WithLabelValues("g", "cloudProviderError")); v != 1 {
 		t.Errorf("failed scale-ups %v, want 1", v)
 	}
 }

@@ -43,7 +43,7 @@ func TestHasSyncedMeansTheSnapshotIsWhole(t *testing.T) {
 	if !cache.WaitForCacheSync(ctx.Done(), l.HasSynced) {
 		t.Fatal("handlers did not sync")
 	}
-	snap, err := l.live.Sync()
+	snap, err := l.d.live.Sync()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func readyNode(taints ...corev1.Taint) *corev1.Node {
 // after a node became ready: once per pod and ready node, never for the
 // scheduler's reports while the nodes are still coming.
 func TestLoopWakesWhenNewNodesCameAndPodsStillWait(t *testing.T) {
-	l := &NodeLoop{trigger: make(chan struct{}, 1), waiters: newWaiters()}
+	l := &NodeLoop{trigger: make(chan struct{}, 1), d: &Decider{waiters: newWaiters()}}
 	pods, nodes := l.unschedulableHandler(), l.readyHandler()
 	pod := waiterPods("a")[0]
 	const startup = "startup-taint.cluster-autoscaler.kubernetes.io/setup"
@@ -91,7 +91,7 @@ func TestLoopWakesWhenNewNodesCameAndPodsStillWait(t *testing.T) {
 	}{
 		{"a pod becomes unschedulable", func() { pods.OnUpdate(pod, unschedulable(pod, "0/3 nodes are available")) }, true},
 		{"planned for a new node", func() {
-			l.waiters.update([]*corev1.Pod{pod}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g"}})
+			l.d.waiters.update([]*corev1.Pod{pod}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g"}})
 		}, false},
 		{"the scheduler tries it again while the node is coming", func() {
 			pods.OnUpdate(unschedulable(pod, "0/3 nodes are available"), unschedulable(pod, "0/4 nodes are available"))
@@ -112,7 +112,7 @@ func TestLoopWakesWhenNewNodesCameAndPodsStillWait(t *testing.T) {
 		{"a status update that leaves the condition as it was", func() {
 			pods.OnUpdate(unschedulable(pod, "x"), unschedulable(pod, "x"))
 		}, false},
-		{"the pod runs: nothing waits", func() { l.waiters.update(nil, nil) }, false},
+		{"the pod runs: nothing waits", func() { l.d.waiters.update(nil, nil) }, false},
 		{"another node becomes ready", func() { nodes.OnAdd(readyNode(), false) }, false},
 	}
 	for _, s := range steps {

@@ -31,8 +31,8 @@ func TestNodeLoopWakesWhenANodeIsDue(t *testing.T) {
 		{"a schedule change beyond the scan", time.Time{}, now.Add(time.Hour), 10 * time.Second},
 		{"a schedule change already past: at once", time.Time{}, now.Add(-time.Second), 10 * time.Millisecond},
 	} {
-		l := &NodeLoop{clock: clocktesting.NewFakeClock(now), opts: Options{ScanInterval: 10 * time.Second}, scaleDownDue: tc.due,
-			sched: &schedules{next: tc.scheduled}}
+		l := &NodeLoop{clock: clocktesting.NewFakeClock(now), opts: Options{ScanInterval: 10 * time.Second},
+			d: &Decider{wake: wake{scaleDownDue: tc.due}, sched: &schedules{next: tc.scheduled}}}
 		if got := l.nextWait(); got != tc.wantSleep {
 			t.Errorf("%s: sleeps %v, want %v", tc.name, got, tc.wantSleep)
 		}
@@ -64,7 +64,8 @@ func TestNextRecheck(t *testing.T) {
 			t.Errorf("%s: recheck after %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	l := &NodeLoop{clock: clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0)), opts: Options{ScanInterval: scan}, recheck: 2 * time.Second}
+	l := &NodeLoop{clock: clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0)), opts: Options{ScanInterval: scan},
+		d: &Decider{wake: wake{recheck: 2 * time.Second}}}
 	if got := l.nextWait(); got != 2*time.Second {
 		t.Fatalf("with a recheck due in 2s the loop sleeps %v", got)
 	}

@@ -51,7 +51,7 @@ func (ob *observer) workload(ns string, ref autoscalingv2.CrossVersionObjectRefe
 // ProvisionAhead), a scale-down makes the loop forget what it expected of
 // the workload.
 func (l *NodeLoop) Rescaled(ctx context.Context, namespace string, target autoscalingv2.CrossVersionObjectReference, from, to int32, source *corev1.ObjectReference) {
-	w, ok := l.observer.workload(namespace, target)
+	w, ok := l.d.observer.workload(namespace, target)
 	switch {
 	case !ok:
 	case to > from:

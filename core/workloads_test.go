@@ -23,15 +23,15 @@ func TestRescaledResolvesTheTargetsTemplate(t *testing.T) {
 	ctx := context.Background()
 	a.Rescaled(ctx, "ns", autoscalingv2.CrossVersionObjectReference{Kind: "CronJob", Name: "web"}, 1, 4, autoscalerRef)
 	a.Rescaled(ctx, "ns", autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "gone"}, 1, 4, autoscalerRef)
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("pictured %d pods for targets without a template the informers have, want none", len(got))
 	}
 	a.Rescaled(ctx, "ns", autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"}, 1, 4, autoscalerRef)
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 4 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 4 {
 		t.Fatalf("4 replicas wanted, none exist: pictured %d pods, want 4", len(got))
 	}
 	a.Rescaled(ctx, "ns", autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"}, 4, 2, autoscalerRef)
-	if got := a.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
 		t.Fatalf("after a scale-down pictured %d pods, want none", len(got))
 	}
 }

@@ -1,8 +1,9 @@
-// Package explain runs one iteration of the node loop, acting on nothing,
-// over a saved cluster or a live one, and says what it concluded: why a
-// pod waits and where it would go, why a node stays. The decisions are
-// the node loop's own (core.NodeLoop.RunOnce); this package gathers the
-// input and words the answer.
+// Package explain observes and decides once as the node loop does, acting
+// on nothing, over a saved cluster or a live one, and says what it
+// concluded: why a pod waits and where it would go, why a node stays. The
+// decisions are the node loop's own (core.Decider.Decide, rendered by
+// core.DecisionsOf); no loop runs. This package gathers the input and
+// words the answer.
 package explain
 
 import (

@@ -58,13 +58,14 @@ func Options(o core.Options) core.Options {
 	return o
 }
 
-// Decide builds a node loop over src and runs one iteration; the loop
-// stops with it. The cloud of src must refuse changes, and in a live
-// cluster its client must refuse writes.
+// Decide observes src and decides once, as one iteration of the node
+// loop would, with the dry-run actuator; no loop runs. The cloud of src
+// must refuse changes, and in a live cluster its client must refuse
+// writes.
 func Decide(ctx context.Context, src Source, opts core.Options) (*core.Decisions, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	loop, err := core.NewNodeLoop(ctx, core.Config{Cloud: src.Cloud, Client: src.Client, Factory: src.Factory,
+	decider, err := core.NewDecider(ctx, core.Config{Cloud: src.Cloud, Client: src.Client, Factory: src.Factory,
 		Recorder: &record.FakeRecorder{}, Metrics: core.NewMetrics(prometheus.NewRegistry(), false), Options: Options(opts)})
 	if err != nil {
 		return nil, fmt.Errorf("node loop: %w", err)
@@ -80,17 +81,14 @@ func Decide(ctx context.Context, src Source, opts core.Options) (*core.Decisions
 			return nil, fmt.Errorf("informer for %v did not sync: %w", typ, context.Cause(ctx))
 		}
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), loop.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), decider.HasSynced) {
 		return nil, errors.New("node loop's informer handlers did not sync")
 	}
-	if err := loop.RunOnce(ctx); err != nil {
+	it, err := decider.Decide(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("node loop iteration: %w", err)
 	}
-	d := loop.LastDecisions()
-	if d == nil {
-		return nil, errors.New("the node loop's iteration decided nothing")
-	}
-	return d, nil
+	return core.DecisionsOf(it), nil
 }
 
 // objectName names an object of a snapshot in an error: kind namespace/name.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -55,6 +56,9 @@ type Cloud struct {
 	labels []string
 	groups []*nodeGroup
 	byName map[string]*nodeGroup
+	// assumed says what was assumed of the groups ("" when --nodes gave
+	// them).
+	assumed string
 }
 
 // New builds the provider over nodes. It fails when a --nodes group has
@@ -74,6 +78,7 @@ func New(nodes []*corev1.Node, cfg Config) (*Cloud, error) {
 	specs := cfg.Groups
 	if len(specs) == 0 {
 		specs = discovered(members, cfg.Headroom)
+		c.assumed = assumption(specs, members, c.labels)
 	}
 	for _, s := range specs {
 		g := &nodeGroup{spec: s, nodes: members[s.Name]}
@@ -98,6 +103,26 @@ func discovered(members map[string][]*corev1.Node, headroom int) []cloudprovider
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// assumption says how the discovered groups' bounds were made up, and
+// that groups without a node in the snapshot are not seen.
+func assumption(specs []cloudprovider.NodeGroupSpec, members map[string][]*corev1.Node, labels []string) string {
+	if len(specs) == 0 {
+		return fmt.Sprintf("Assumed: no --nodes given and no node carries a node group label (%s): no node group can grow.",
+			strings.Join(labels, ", "))
+	}
+	parts := make([]string, 0, len(specs))
+	for _, s := range specs {
+		parts = append(parts, fmt.Sprintf("%s %d..%d (%d node(s))", s.Name, s.MinSize, s.MaxSize, len(members[s.Name])))
+	}
+	return fmt.Sprintf("Assumed: no --nodes given, so the node groups are those the snapshot's node labels name, each with "+
+		"minimum 0 and maximum its nodes plus --node-group-headroom: %s. Node groups with no node in the snapshot are not seen. "+
+		"Give --nodes=MIN:MAX:NAME for each node group to decide with the real bounds.", strings.Join(parts, ", "))
+}
+
+// Assumed says what the provider assumed of the node groups for lack of
+// --nodes, "" when they were given.
+func (c *Cloud) Assumed() string { return c.assumed }
 
 func (c *Cloud) groupName(n *corev1.Node) string {
 	for _, l := range c.labels {

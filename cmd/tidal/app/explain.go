@@ -44,10 +44,10 @@ type ExplainRequest struct {
 // explainTimeout bounds one explain: reading the cluster and deciding.
 const explainTimeout = 5 * time.Minute
 
-// Explain runs one iteration of the node loop that acts on nothing, over
-// the snapshot or the live cluster, and writes its answer to w. An answer
-// (a pod not found, a node of no group) is no error; a bad request, an
-// unreadable snapshot or a failed iteration are.
+// Explain observes and decides once as the node loop does, acting on
+// nothing, over the snapshot or the live cluster, and writes its answer to
+// w. An answer (a pod not found, a node of no group) is no error; a bad
+// request, an unreadable snapshot or a failed iteration are.
 func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io.Writer) error {
 	if req.MaxBytes < 0 {
 		return fmt.Errorf("--from-file-max-bytes=%d: must not be negative", req.MaxBytes)
@@ -67,15 +67,24 @@ func Explain(ctx context.Context, opts *config.Options, req ExplainRequest, w io
 		return err
 	}
 	defer src.Cloud.Cleanup()
+	if req.Notes == nil {
+		req.Notes = os.Stderr
+	}
 	if note != "" {
-		if req.Notes == nil {
-			req.Notes = os.Stderr
-		}
 		fmt.Fprintln(req.Notes, note)
 	}
 	d, err := explain.Decide(ctx, src, nodeopts.FromConfig(opts))
 	if err != nil {
 		return err
+	}
+	// What the snapshot's groups were assumed to be is said with the
+	// answer; beside JSON, with the notes, so the JSON stays data.
+	if a, ok := src.Cloud.(interface{ Assumed() string }); ok && a.Assumed() != "" {
+		to := w
+		if req.Output == "json" {
+			to = req.Notes
+		}
+		fmt.Fprintln(to, a.Assumed())
 	}
 	if req.Output == "json" {
 		enc := json.NewEncoder(w)

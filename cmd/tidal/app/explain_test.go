@@ -104,3 +104,36 @@ func TestExplainClientRefusesWrites(t *testing.T) {
 		t.Errorf("%d requests reached the server, want the 2 reads", next.calls)
 	}
 }
+
+// simulate --from-file decides with the bounds of --nodes, groups without
+// a node in the snapshot included; without --nodes it says in its answer
+// what it assumed of the groups, and JSON stays data.
+func TestSimulateSaysWhatItAssumed(t *testing.T) {
+	out, err := run("simulate", "--from-file", fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Assumed: no --nodes given") || !strings.Contains(out, "xlarge 0..11 (1 node(s))") {
+		t.Fatalf("simulate without --nodes does not say what it assumed:\n%s", out)
+	}
+	out, err = run("simulate", "--from-file", fixture, "--nodes=0:4:small", "--nodes=0:3:gpu", "--nodes=0:1:xlarge",
+		"--node-group-label=eks.amazonaws.com/nodegroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"xlarge: max node group size reached", "Node group gpu: min 0, max 3, target 0", "Node group xlarge: min 0, max 1, target 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("simulate with --nodes: no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Assumed") || strings.Contains(out, "Grow xlarge") {
+		t.Errorf("simulate with --nodes assumed bounds or grew past xlarge's maximum 1:\n%s", out)
+	}
+	out, err = run("simulate", "--from-file", fixture, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &core.Decisions{}); err != nil {
+		t.Fatalf("simulate -o json is no JSON with the assumption said beside it: %v\n%s", err, out)
+	}
+}

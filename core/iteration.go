@@ -1,0 +1,72 @@
+package core
+
+import (
+	"time"
+
+	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
+)
+
+// Iteration is one iteration's conclusions, as one value: what was
+// observed, what was decided and done, and why. Decider.Decide returns it;
+// everything that tells of an iteration is a rendering of it alone:
+//
+//   - StatusOf: the status ConfigMap in tidal's layout, and from that
+//     clusterAutoscalerStatus, Cluster Autoscaler's layout;
+//   - setGauges and setCAGauges: tidal's and Cluster Autoscaler's gauges;
+//   - DecisionsOf: `tidal explain` and `tidal simulate`, and LastDecisions;
+//   - publishCapacity: the capacity view the pod loop reads.
+type Iteration struct {
+	// Observed: the cluster and the cloud as the iteration saw them, and
+	// the cluster's health judged from them (unhealthy: nothing else was
+	// decided, health.Reason says why).
+	observation *observation
+	health      clusterstate.Health
+
+	// Decided: the scale-up plan (nil: no pod called for one), the pending
+	// pods left out of it and why (below the priority cutoff, too young,
+	// unsupported), the schedules' bounds and problems (nil before the
+	// ConfigMap was read), and the scale-down plan with what kept nodes
+	// from being candidates and the cooldown that holds removals.
+	plan        *scaleup.Plan
+	expendable  int
+	young       int
+	unsupported int
+	schedules   *scheduleReport
+	scaleDown   *scaleDownReport
+
+	// Done: whether a group grew, the groups that refused to, the nodes
+	// whose removal started (scaleDown.started) and those being removed.
+	scaledUp     bool
+	failedGroups []string
+	removing     []string
+
+	// The node loop's state when the iteration ended: the node groups as
+	// the cluster state sees them (backoff, upcoming nodes, last scale-up
+	// and failure), and since when each unneeded node has been so.
+	groups        map[string]clusterstate.GroupView
+	unneededSince map[string]time.Time
+
+	// limits are the settings the decisions were bounded by, as the
+	// renderings report them.
+	limits iterationLimits
+}
+
+// iterationLimits are the settings an iteration was decided within.
+type iterationLimits struct {
+	scaleDownEnabled               bool
+	maxNodesTotal                  int
+	minMilliCores, maxMilliCores   int64
+	minMemoryBytes, maxMemoryBytes int64
+	unready                        clusterstate.Options
+}
+
+// limitsOf are the settings of opts an iteration is decided within.
+func limitsOf(opts Options) iterationLimits {
+	return iterationLimits{scaleDownEnabled: opts.ScaleDown.Enabled, maxNodesTotal: opts.MaxNodesTotal,
+		minMilliCores: opts.MinMilliCores, maxMilliCores: opts.MaxMilliCores, minMemoryBytes: opts.MinMemoryBytes,
+		maxMemoryBytes: opts.MaxMemoryBytes, unready: opts.ClusterState}
+}
+
+// group is the cluster state's view of a node group at the iteration's end.
+func (r *Iteration) group(id string) clusterstate.GroupView { return r.groups[id] }
