@@ -50,6 +50,11 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		{"core/act", "core", true},
 		{"core/telemetry", "core", true},
 		{"core/telemetry", "core/act", true},
+		// The pod loop is given the node loop's views (capacity, scale-in)
+		// as plain functions and data; it links no node-loop shell.
+		{"hpa/...", "core", true},
+		{"hpa/...", "core/act", true},
+		{"hpa/...", "core/telemetry", true},
 	} {
 		for _, dep := range deps(t, module+rule.from) {
 			if dep == module+rule.not || !rule.exact && strings.HasPrefix(dep, module+rule.not+"/") {

@@ -56,7 +56,9 @@ func (a *Live) drainAndDelete(ctx context.Context, r Removal) error {
 		}
 	}
 	a.evictDaemonSetPods(ctx, r)
-	if err := r.Group.DeleteNodes(ctx, []*corev1.Node{r.Node}); err != nil {
+	// A provider that hangs and ignores ctx still lets the removal end
+	// (and its taint come off) when the loop stops.
+	if err := bounded(ctx, "delete nodes", func(ctx context.Context) error { return r.Group.DeleteNodes(ctx, []*corev1.Node{r.Node}) }); err != nil {
 		return fmt.Errorf("cloud provider: %w", err)
 	}
 	return nil

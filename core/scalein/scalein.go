@@ -77,6 +77,14 @@ type Patch struct {
 	Cost string
 }
 
+// ChoosesByCost reports whether the workloads of kind remove replicas by
+// their pod-deletion-cost: Deployments and ReplicaSets do (through the
+// ReplicaSet controller); a StatefulSet removes its highest ordinals.
+// Other kinds are left alone.
+func ChoosesByCost(kind string) bool {
+	return kind == "Deployment" || kind == "ReplicaSet"
+}
+
 // Decide returns the costs to write so that the ReplicaSet controller,
 // removing remove replicas, removes those whose nodes scale-down would empty
 // first. Replicas that go first whatever their cost (unscheduled, not

@@ -214,3 +214,14 @@ func TestReplicasReadsPhaseReadinessAndMarks(t *testing.T) {
 		t.Errorf("replicas (-want +got):\n%s", diff)
 	}
 }
+
+func TestChoosesByCost(t *testing.T) {
+	for kind, want := range map[string]bool{
+		"Deployment": true, "ReplicaSet": true,
+		"StatefulSet": false, "ReplicationController": false, "deployment": false, "": false, "Rollout": false,
+	} {
+		if got := ChoosesByCost(kind); got != want {
+			t.Errorf("ChoosesByCost(%q) = %v, want %v", kind, got, want)
+		}
+	}
+}

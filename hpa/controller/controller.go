@@ -23,12 +23,14 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/tidal-autoscaler/tidal/core/scalein"
 	"github.com/tidal-autoscaler/tidal/hpa"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
 )
@@ -69,11 +71,16 @@ type Config struct {
 	// OnRescale, when set, is told of every successful rescale, so the
 	// node loop can plan nodes for new replicas before their pods exist.
 	OnRescale func(ctx context.Context, r Rescale)
-	// BeforeScaleDown, when set, is called just before a scale-down is
-	// written to /scale (not in dry-run), so that the replicas that go can
-	// be chosen (pod-deletion-cost). Its error is logged; the scale-down is
-	// written all the same.
-	BeforeScaleDown func(ctx context.Context, r Rescale) error
+	// ScaleIn, when set, is the node loop's scale-in view: its nodes and
+	// when they were seen (nil nodes while it has none). Just before a
+	// Deployment or ReplicaSet is scaled down (not in dry-run), the pod
+	// loop sets pod-deletion-cost on its replicas through PodClient so that
+	// those on the nodes scale-down would empty first go. A failed write is
+	// logged and counted; the scale-down is written all the same.
+	ScaleIn func() ([]scalein.Node, time.Time)
+	// PodClient patches the replicas' deletion costs; required with
+	// ScaleIn.
+	PodClient corev1client.PodsGetter
 	// Capacity, when set, tells how many of a target's pods wait for nodes
 	// and what the node loop does about it (the WaitingForCapacity
 	// condition).
@@ -114,6 +121,9 @@ type Controller struct {
 	invalid invalidSpecs
 	// lastActivity is when a worker last took the heartbeat (unix ns).
 	lastActivity atomic.Int64
+	// beforeScaleDown, when set, runs just before a scale-down is written
+	// (the deletion costs); its error is logged, the write goes on.
+	beforeScaleDown func(ctx context.Context, r Rescale) error
 }
 
 // New builds a controller and registers its event handlers on the store's
@@ -121,6 +131,9 @@ type Controller struct {
 func New(cfg Config) (*Controller, error) {
 	if cfg.Store == nil || cfg.Pods == nil || cfg.Scales == nil || cfg.Metrics == nil || cfg.Recorder == nil {
 		return nil, errors.New("pod loop: store, pods, scales, metrics and recorder are required")
+	}
+	if cfg.ScaleIn != nil && cfg.PodClient == nil {
+		return nil, errors.New("pod loop: a pod client is required to write deletion costs")
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
@@ -139,6 +152,10 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.clock == nil {
 		c.clock = clock.RealClock{}
+	}
+	if cfg.ScaleIn != nil {
+		d := &deletionCosts{pods: cfg.Pods, client: cfg.PodClient, nodes: cfg.ScaleIn, observer: cfg.Observer}
+		c.beforeScaleDown = d.beforeScaleDown
 	}
 	if inf := cfg.Store.Informer(); inf != nil {
 		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

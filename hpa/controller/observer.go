@@ -30,6 +30,7 @@ type Observer struct {
 	invalid      *prometheus.GaugeVec
 	dryRescales  *prometheus.CounterVec
 	dryDesired   *prometheus.GaugeVec
+	costWrites   *prometheus.CounterVec
 }
 
 // NewObserver registers the pod loop's metrics:
@@ -48,7 +49,9 @@ type Observer struct {
 //     InvalidWatermarks; their condition and events say which field);
 //   - tidal_dry_run_pod_autoscaler_rescales_total{namespace,name} and
 //     tidal_dry_run_pod_autoscaler_desired_replicas{namespace,name}: with
-//     --dry-run, the rescales not written and the last count wanted.
+//     --dry-run, the rescales not written and the last count wanted;
+//   - tidal_pod_deletion_cost_writes_total{result}: pod-deletion-cost
+//     writes before a scale-down (success, conflict, error).
 func NewObserver(reg prometheus.Registerer) *Observer {
 	o := &Observer{
 		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -84,6 +87,10 @@ func NewObserver(reg prometheus.Registerer) *Observer {
 			Name: "tidal_dry_run_pod_autoscaler_desired_replicas",
 			Help: "With --dry-run: the replica count the pod loop last wanted to write.",
 		}, []string{"namespace", "name"}),
+		costWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidal_pod_deletion_cost_writes_total",
+			Help: "Writes of pod-deletion-cost on replicas before a scale-down, by result (success, conflict, error).",
+		}, []string{"result"}),
 	}
 	// Every metric type has its error series from the start, so that an
 	// alert on their rate reads series that exist.
@@ -94,7 +101,7 @@ func NewObserver(reg prometheus.Registerer) *Observer {
 	for _, r := range invalidReasons {
 		o.invalid.WithLabelValues(r)
 	}
-	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites, o.panics, o.invalid, o.dryRescales, o.dryDesired)
+	reg.MustRegister(o.reconciles, o.duration, o.metricErrors, o.statusWrites, o.panics, o.invalid, o.dryRescales, o.dryDesired, o.costWrites)
 	return o
 }
 
@@ -115,6 +122,12 @@ func (o *Observer) metricFailed(metricType string) {
 func (o *Observer) statusWritten() {
 	if o != nil {
 		o.statusWrites.Inc()
+	}
+}
+
+func (o *Observer) deletionCostWritten(result string) {
+	if o != nil {
+		o.costWrites.WithLabelValues(result).Inc()
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
 )
 
-// hookCalls records BeforeScaleDown calls and how many /scale writes had
+// hookCalls records the calls before a scale-down and how many /scale writes had
 // been made at each.
 type hookCalls struct {
 	h      *harness
@@ -34,7 +34,7 @@ func TestBeforeScaleDownRunsBeforeTheWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, hpa.DefaultConfig())
 			calls := &hookCalls{h: h, err: tc.err}
-			h.c.cfg.BeforeScaleDown = calls.hook
+			h.c.beforeScaleDown = calls.hook
 			h.deployment("ns", "web", 12)
 			h.addPA(cpuPA("ns", "web", 50, 2, 10))
 			h.sync("ns/web") // above max: scaled down to 10 at once
@@ -61,7 +61,7 @@ func TestBeforeScaleDownRunsBeforeTheWrite(t *testing.T) {
 func TestBeforeScaleDownNotOnScaleUpNorInDryRun(t *testing.T) {
 	h := newHarness(t, hpa.DefaultConfig())
 	calls := &hookCalls{h: h}
-	h.c.cfg.BeforeScaleDown = calls.hook
+	h.c.beforeScaleDown = calls.hook
 	h.deployment("ns", "web", 2)
 	h.addPA(cpuPA("ns", "web", 50, 1, 10))
 	h.sim.Set("cpu", metrics.Constant(0.2))
@@ -72,7 +72,7 @@ func TestBeforeScaleDownNotOnScaleUpNorInDryRun(t *testing.T) {
 
 	dry := newHarness(t, hpa.DefaultConfig())
 	calls = &hookCalls{h: dry}
-	dry.c.cfg.BeforeScaleDown = calls.hook
+	dry.c.beforeScaleDown = calls.hook
 	dry.c.cfg.DryRun = true
 	dry.deployment("ns", "web", 12)
 	dry.addPA(cpuPA("ns", "web", 50, 2, 10))

@@ -240,11 +240,11 @@ func (s *syncRun) rescaled(ctx context.Context, spec autoscalingv2.HorizontalPod
 	}
 }
 
-// beforeScaleDown calls the BeforeScaleDown hook for a scale-down. Its
+// beforeScaleDown writes the deletion costs for a scale-down. Their
 // failure only makes the choice of replicas worse, not the scale-down
 // wrong: it is logged and the write goes on.
 func (s *syncRun) beforeScaleDown(ctx context.Context, r Rescale) {
-	hook := s.c.cfg.BeforeScaleDown
+	hook := s.c.beforeScaleDown
 	if hook == nil || r.To >= r.From {
 		return
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
 	"github.com/tidal-autoscaler/tidal/config"
+	"github.com/tidal-autoscaler/tidal/core/scalein"
 	"github.com/tidal-autoscaler/tidal/hpa"
 	"github.com/tidal-autoscaler/tidal/hpa/controller"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
@@ -41,12 +42,10 @@ const (
 // podLoopMetrics are the pod loop's Prometheus metrics.
 type podLoopMetrics struct {
 	observer *controller.Observer
-	// deletionCosts counts the pod-deletion-cost writes.
-	deletionCosts *prometheus.CounterVec
 }
 
 func newPodLoopMetrics(reg prometheus.Registerer) *podLoopMetrics {
-	return &podLoopMetrics{observer: controller.NewObserver(reg), deletionCosts: newDeletionCostWrites(reg)}
+	return &podLoopMetrics{observer: controller.NewObserver(reg)}
 }
 
 // newPodLoop builds the pod loop for one leadership term, registering its
@@ -120,10 +119,9 @@ func runPodLoop(ctx context.Context, env *term, pods controller.PodLister, hpas 
 		}
 		others = controller.HPAOwners(hpas.Lister())
 	}
-	var beforeScaleDown func(context.Context, controller.Rescale) error
+	var scaleIn func() ([]scalein.Node, time.Time)
 	if o.ScaleInDeletionCost {
-		d := &deletionCost{pods: pods, client: env.client, nodes: env.nodeLoop.ScaleInNodes, writes: env.podMetrics.deletionCosts}
-		beforeScaleDown = d.beforeScaleDown
+		scaleIn = env.nodeLoop.ScaleInNodes
 	}
 	c, err := controller.New(controller.Config{
 		Store:      store,
@@ -138,8 +136,8 @@ func runPodLoop(ctx context.Context, env *term, pods controller.PodLister, hpas 
 		Observer:   env.podMetrics.observer,
 		OnRescale:  env.rescaled,
 		Capacity:   env.nodeLoop.CapacityFor,
-
-		BeforeScaleDown: beforeScaleDown,
+		ScaleIn:    scaleIn,
+		PodClient:  env.client.CoreV1(),
 
 		OtherAutoscalers: others,
 		DryRun:           env.opts.DryRun,

@@ -1,4 +1,4 @@
-package app
+package controller
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/tidal-autoscaler/tidal/core/scalein"
-	"github.com/tidal-autoscaler/tidal/hpa/controller"
+	"github.com/tidal-autoscaler/tidal/hpa"
 	"github.com/tidal-autoscaler/tidal/trim"
 )
 
@@ -63,10 +63,10 @@ func TestDeletionCostFailuresAreCountedAndReturned(t *testing.T) {
 		{Name: "c", Utilization: 0.3, Removable: true, Pods: []types.UID{"uid-w3"}},
 		{Name: "d", Utilization: 0.4, Removable: true, Pods: []types.UID{"uid-w4"}},
 	}
-	writes := newDeletionCostWrites(prometheus.NewRegistry())
-	d := &deletionCost{pods: controller.ListerPods{Lister: corelisters.NewPodLister(indexer)}, client: client,
-		nodes: func() ([]scalein.Node, time.Time) { return nodes, time.Now() }, writes: writes}
-	r := controller.Rescale{Namespace: "shop", Target: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"},
+	obs := NewObserver(prometheus.NewRegistry())
+	d := &deletionCosts{pods: ListerPods{Lister: corelisters.NewPodLister(indexer)}, client: client.CoreV1(),
+		nodes: func() ([]scalein.Node, time.Time) { return nodes, time.Now() }, observer: obs}
+	r := Rescale{Namespace: "shop", Target: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"},
 		From: 4, To: 1, Selector: "app=web"}
 
 	err := d.beforeScaleDown(context.Background(), r)
@@ -74,7 +74,7 @@ func TestDeletionCostFailuresAreCountedAndReturned(t *testing.T) {
 		t.Fatalf("error %v, want the conflict on w2 and the failure on w3", err)
 	}
 	for result, want := range map[string]float64{"success": 1, "conflict": 1, "error": 1} {
-		if got := testutil.ToFloat64(writes.WithLabelValues(result)); got != want {
+		if got := testutil.ToFloat64(obs.costWrites.WithLabelValues(result)); got != want {
 			t.Errorf("tidal_pod_deletion_cost_writes_total{result=%q} = %v, want %v", result, got, want)
 		}
 	}
@@ -120,9 +120,9 @@ func TestDeletionCostLeavesTheUsersCostThroughTheTrimmedCache(t *testing.T) {
 		{Name: "a", Utilization: 0.1, Removable: true, Pods: []types.UID{"uid-w1"}},
 		{Name: "b", Utilization: 0.2, Removable: true, Pods: []types.UID{"uid-w2"}},
 	}
-	d := &deletionCost{pods: controller.ListerPods{Lister: corelisters.NewPodLister(indexer)}, client: client,
-		nodes: func() ([]scalein.Node, time.Time) { return nodes, time.Now() }, writes: newDeletionCostWrites(prometheus.NewRegistry())}
-	r := controller.Rescale{Namespace: "shop", Target: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"},
+	d := &deletionCosts{pods: ListerPods{Lister: corelisters.NewPodLister(indexer)}, client: client.CoreV1(),
+		nodes: func() ([]scalein.Node, time.Time) { return nodes, time.Now() }, observer: NewObserver(prometheus.NewRegistry())}
+	r := Rescale{Namespace: "shop", Target: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"},
 		From: 2, To: 1, Selector: "app=web"}
 	if err := d.beforeScaleDown(context.Background(), r); err != nil {
 		t.Fatal(err)
@@ -135,5 +135,58 @@ func TestDeletionCostLeavesTheUsersCostThroughTheTrimmedCache(t *testing.T) {
 	}
 	if len(patched) != 1 || patched[0] != "w2" {
 		t.Errorf("patched %v, want only w2 (w1's cost is the user's)", patched)
+	}
+}
+
+// A controller given the node loop's scale-in view writes the costs on a
+// scale-down: the replicas on the removable nodes, emptiest first, are
+// marked to go, through the pod client it was given.
+func TestScaleInViewWritesCostsOnScaleDown(t *testing.T) {
+	h := newHarness(t, hpa.DefaultConfig())
+	h.deployment("ns", "web", 12)
+	client := fake.NewClientset()
+	for _, o := range h.pods.List() {
+		p := o.(*corev1.Pod).DeepCopy()
+		p.UID, p.ResourceVersion, p.Spec.NodeName = types.UID("uid-"+p.Name), "3", "node-"+p.Name
+		if err := h.pods.Update(p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.CoreV1().Pods("ns").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view := []scalein.Node{
+		{Name: "node-web-7", Utilization: 0.3, Removable: true, Pods: []types.UID{"uid-web-7"}},
+		{Name: "node-web-4", Utilization: 0.1, Removable: true, Pods: []types.UID{"uid-web-4"}},
+	}
+	obs := NewObserver(prometheus.NewRegistry())
+	c, err := New(Config{Store: h.c.cfg.Store, Pods: h.c.cfg.Pods, Scales: h.scales, Metrics: h.c.cfg.Metrics, Recorder: h.recorder,
+		Clock: h.clock, HPA: hpa.DefaultConfig(), Observer: obs, PodClient: client.CoreV1(),
+		ScaleIn: func() ([]scalein.Node, time.Time) { return view, time.Now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.c = c
+	h.addPA(cpuPA("ns", "web", 50, 2, 10))
+	h.sync("ns/web") // above max: scaled down to 10 at once
+	if got := h.scales.replicas("ns", "web"); got != 10 {
+		t.Fatalf("replicas %d, want 10", got)
+	}
+	for pod, want := range map[string]string{"web-4": "-1000000", "web-7": "-999999", "web-0": ""} {
+		p, err := client.CoreV1().Pods("ns").Get(context.Background(), pod, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Annotations[scalein.CostAnnotation]; got != want {
+			t.Errorf("%s: deletion cost %q, want %q", pod, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(obs.costWrites.WithLabelValues("success")); got != 2 {
+		t.Errorf("tidal_pod_deletion_cost_writes_total{result=\"success\"} = %v, want 2", got)
+	}
+
+	if _, err := New(Config{Store: h.c.cfg.Store, Pods: h.c.cfg.Pods, Scales: h.scales, Metrics: h.c.cfg.Metrics, Recorder: h.recorder,
+		ScaleIn: func() ([]scalein.Node, time.Time) { return view, time.Now() }}); err == nil {
+		t.Error("New took a scale-in view without a pod client")
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package controller
 
 import (
 	"context"
@@ -6,49 +6,44 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/scalein"
-	"github.com/tidal-autoscaler/tidal/hpa/controller"
 )
 
 // deletionCostTimeout bounds the cost writes of one scale-down: the scale
 // write waits for them.
 const deletionCostTimeout = 10 * time.Second
 
-// newDeletionCostWrites is tidal_pod_deletion_cost_writes_total.
-func newDeletionCostWrites(reg prometheus.Registerer) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "tidal_pod_deletion_cost_writes_total",
-		Help: "Writes of pod-deletion-cost on replicas before a scale-down, by result (success, conflict, error).",
-	}, []string{"result"})
-	reg.MustRegister(c)
-	return c
+// Results of tidal_pod_deletion_cost_writes_total.
+const (
+	costWritten  = "success"
+	costConflict = "conflict"
+	costFailed   = "error"
+)
+
+// deletionCosts sets pod-deletion-cost on a workload's replicas before the
+// pod loop scales it down, from the node loop's scale-in view; which
+// replicas go is scalein's decision.
+type deletionCosts struct {
+	pods   PodLister
+	client corev1client.PodsGetter
+	// nodes is the node loop's scale-in view and when it was taken.
+	nodes    func() ([]scalein.Node, time.Time)
+	observer *Observer
 }
 
-// deletionCost sets pod-deletion-cost on a workload's replicas before the
-// pod loop scales it down, from the node loop's scale-in view.
-type deletionCost struct {
-	pods   controller.PodLister
-	client kubernetes.Interface
-	// nodes is the node loop's view (core.NodeLoop.ScaleInNodes).
-	nodes  func() ([]scalein.Node, time.Time)
-	writes *prometheus.CounterVec
-}
-
-// beforeScaleDown is the pod loop's BeforeScaleDown hook. Only Deployments
-// and ReplicaSets choose replicas by cost (a StatefulSet removes its
-// highest ordinals). Without a view of the nodes nothing is written. A
-// failed write is counted and returned; the scale-down goes on.
-func (d *deletionCost) beforeScaleDown(ctx context.Context, r controller.Rescale) error {
-	if r.Target.Kind != "Deployment" && r.Target.Kind != "ReplicaSet" {
+// beforeScaleDown writes the costs for r. Only Deployments and ReplicaSets
+// choose replicas by cost. Without a view of the nodes nothing is written.
+// A failed write is counted and returned; the scale-down goes on.
+func (d *deletionCosts) beforeScaleDown(ctx context.Context, r Rescale) error {
+	if !scalein.ChoosesByCost(r.Target.Kind) {
 		return nil
 	}
 	logger := klog.FromContext(ctx)
@@ -77,7 +72,7 @@ func (d *deletionCost) beforeScaleDown(ctx context.Context, r controller.Rescale
 
 // write patches the costs, the replicas to go first first, within
 // deletionCostTimeout. It returns how many it wrote and the failures.
-func (d *deletionCost) write(ctx context.Context, ns string, pods []*corev1.Pod, patches []scalein.Patch) (int, error) {
+func (d *deletionCosts) write(ctx context.Context, ns string, pods []*corev1.Pod, patches []scalein.Patch) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, deletionCostTimeout)
 	defer cancel()
 	versions := make(map[string]string, len(pods))
@@ -93,17 +88,17 @@ func (d *deletionCost) write(ctx context.Context, ns string, pods []*corev1.Pod,
 		}
 		body, err := scalein.MergePatch(p, versions[p.Pod])
 		if err == nil {
-			_, err = d.client.CoreV1().Pods(ns).Patch(ctx, p.Pod, types.MergePatchType, body, metav1.PatchOptions{})
+			_, err = d.client.Pods(ns).Patch(ctx, p.Pod, types.MergePatchType, body, metav1.PatchOptions{})
 		}
 		switch {
 		case err == nil:
 			written++
-			d.writes.WithLabelValues("success").Inc()
+			d.observer.deletionCostWritten(costWritten)
 		case apierrors.IsConflict(err):
-			d.writes.WithLabelValues("conflict").Inc()
+			d.observer.deletionCostWritten(costConflict)
 			errs = append(errs, fmt.Errorf("pod %s/%s changed since it was read: %w", ns, p.Pod, err))
 		default:
-			d.writes.WithLabelValues("error").Inc()
+			d.observer.deletionCostWritten(costFailed)
 			errs = append(errs, fmt.Errorf("set deletion cost on pod %s/%s: %w", ns, p.Pod, err))
 		}
 	}
