@@ -118,7 +118,9 @@ func NewNamespace(t *testing.T, cs kubernetes.Interface) string {
 		if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete namespace %s: %v", name, err)
 		}
-		Poll(t, 60*time.Second, "namespace "+name+" to be gone", func(ctx context.Context) (bool, error) {
+		// Its pods end through the simulated kubelet and the namespace
+		// controller, which take minutes on a busy machine.
+		Poll(t, 3*time.Minute, "namespace "+name+" to be gone", func(ctx context.Context) (bool, error) {
 			_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
 		})
