@@ -69,7 +69,7 @@ test: lint test-deps
 
 # The loop to run while working: every unit and package test, without lint,
 # fuzzing and the suites that start a local control plane. Those suites
-# (CLUSTER_SUITES, whose shared test main is testenv.Main) skip under -short;
+# (CLUSTER_SUITES, whose shared test main is testenv.Run) skip under -short;
 # test-fast leaves them out of the package list as well, so that their
 # binaries, which link the whole control plane, are not even linked.
 CLUSTER_SUITES := test/integration test/podloop
