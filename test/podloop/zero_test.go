@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
@@ -180,11 +181,20 @@ func releasePods(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range rss.Items {
-		rs := &rss.Items[i]
-		metav1.SetMetaDataAnnotation(&rs.ObjectMeta, "test.tidal.dev/released", "true")
-		if _, err := cluster(t).Client.AppsV1().ReplicaSets(ns).Update(ctx, rs, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
+	// The ReplicaSet controller writes them too: read, change, write, and
+	// again on a conflict, as a client does.
+	for _, item := range rss.Items {
+		err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			rs, err := cluster(t).Client.AppsV1().ReplicaSets(ns).Get(ctx, item.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			metav1.SetMetaDataAnnotation(&rs.ObjectMeta, "test.tidal.dev/released", "true")
+			_, err = cluster(t).Client.AppsV1().ReplicaSets(ns).Update(ctx, rs, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("release the pods of ReplicaSet %s: %v", item.Name, err)
 		}
 	}
 }
