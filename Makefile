@@ -28,8 +28,9 @@ RUNS      ?= 10
 RUN       ?= ^Test(ScaleUp|ScaleDown)
 # make bench: BENCH selects benchmarks (go test -bench), PKG the packages,
 # BENCHTIME how long or how often each runs (go test -benchtime: 1x for
-# the slow ones). The end-to-end benchmark (test/bench) loads S2 into a
-# local cluster first, which takes minutes.
+# the slow ones). The end-to-end benchmark (BenchmarkNodeLoop in
+# test/integration, on a local cluster of its own) loads S2 into it first,
+# which takes minutes.
 BENCH     ?= .
 PKG       ?= ./...
 BENCHTIME ?= 1s
@@ -86,10 +87,10 @@ test: lint test-deps
 
 # The loop to run while working: every unit and package test, without lint,
 # fuzzing and the suites that start a local control plane. Those suites
-# (CLUSTER_SUITES, whose shared test main is testenv.Main) skip under -short;
+# (CLUSTER_SUITES, whose shared test main is testenv.Run) skip under -short;
 # test-fast leaves them out of the package list as well, so that their
 # binaries, which link the whole control plane, are not even linked.
-CLUSTER_SUITES := test/integration test/podloop test/bench
+CLUSTER_SUITES := test/integration test/podloop
 test-fast:
 	$(GO) test -short -ldflags "$(LDFLAGS)" -timeout $(TEST_TIMEOUT) \
 	  $$($(GO) list ./... | grep -v $(foreach s,$(CLUSTER_SUITES),-e '/$(s)$$'))

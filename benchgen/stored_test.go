@@ -31,8 +31,8 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 
 // TestStoredPodIsAdmitted checks a running and a pending pod against what
 // the API server, its admission plugins, the kubelet and the scheduler
-// write (the e2e test in test/bench checks the same against a real API
-// server).
+// write (TestStoredFormIsWhatTheAPIServerStores in test/integration checks
+// the same against a real API server).
 func TestStoredPodIsAdmitted(t *testing.T) {
 	c := stored(t)
 	for _, p := range []*corev1.Pod{c.RunningPods[0], c.PendingPods[0]} {

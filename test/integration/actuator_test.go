@@ -50,7 +50,7 @@ func newActuatorEnv(t *testing.T, group string, initial int) *actuatorEnv {
 	t.Helper()
 	deleteNodesOnCleanup(t, group+"-")
 	ns := newNamespace(t)
-	testenv.DumpOnFailure(t, cluster.Client, ns, group+"-")
+	testenv.DumpOnFailure(t, cluster(t).Client, ns, group+"-")
 	ctx := testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity)
 	cfg := cloudConfig(group, 0, 5, 100*time.Millisecond)
 	cfg.NodeGroups[0].InitialSize = ptr.To(initial)
@@ -59,14 +59,14 @@ func newActuatorEnv(t *testing.T, group string, initial int) *actuatorEnv {
 	// bound, not the cloud.
 	cloudCtx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
-	cloud, err := local.New(cluster.Client, cfg)
+	cloud, err := local.New(cluster(t).Client, cfg)
 	if err != nil {
 		t.Fatalf("new cloud: %v", err)
 	}
 	if err := cloud.Start(cloudCtx); err != nil {
 		t.Fatalf("start cloud: %v", err)
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(cluster.Client, 0, informers.WithNamespace(ns))
+	factory := informers.NewSharedInformerFactoryWithOptions(cluster(t).Client, 0, informers.WithNamespace(ns))
 	pods := factory.Core().V1().Pods()
 	podsSynced := pods.Informer().HasSynced
 	factory.Start(cloudCtx.Done())
@@ -82,7 +82,7 @@ func newActuatorEnv(t *testing.T, group string, initial int) *actuatorEnv {
 		}
 	})
 	return &actuatorEnv{ctx: ctx, ns: ns, group: cloud.NodeGroups()[0], events: events, deps: act.Deps{
-		Client: cluster.Client, Pods: pods.Lister(), PodsSynced: podsSynced,
+		Client: cluster(t).Client, Pods: pods.Lister(), PodsSynced: podsSynced,
 		Events: telemetry.NewEvents(events, clock.RealClock{}, true, nil),
 		Status: statusConfigMap{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tidal-status"}}},
 		Clock:  clock.RealClock{}, Metrics: telemetry.NewMetrics(prometheus.NewRegistry(), true),
@@ -114,7 +114,7 @@ func (e *actuatorEnv) readyNodes(t *testing.T, n int) []*corev1.Node {
 	t.Helper()
 	var out []*corev1.Node
 	poll(t, 30*time.Second, fmt.Sprintf("%d Ready nodes in group %s", n, e.group.Id()), func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, e.group.Id())
+		nodes, err := groupNodes(t, ctx, e.group.Id())
 		out = out[:0]
 		for i := range nodes {
 			if isReady(&nodes[i]) {
@@ -129,7 +129,7 @@ func (e *actuatorEnv) readyNodes(t *testing.T, n int) []*corev1.Node {
 // node reads a node from the API server.
 func (e *actuatorEnv) node(t *testing.T, name string) *corev1.Node {
 	t.Helper()
-	n, err := cluster.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	n, err := cluster(t).Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get node %s: %v", name, err)
 	}
@@ -147,13 +147,13 @@ func (e *actuatorEnv) guardedPod(t *testing.T, name, node string) *corev1.Pod {
 			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}},
 	}
-	if _, err := cluster.Client.CoreV1().Pods(e.ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+	if _, err := cluster(t).Client.CoreV1().Pods(e.ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pod %s: %v", name, err)
 	}
 	var got *corev1.Pod
 	poll(t, 30*time.Second, "pod "+name+" Ready", func(ctx context.Context) (bool, error) {
 		var err error
-		got, err = cluster.Client.CoreV1().Pods(e.ns).Get(ctx, name, metav1.GetOptions{})
+		got, err = cluster(t).Client.CoreV1().Pods(e.ns).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && podReady(got), err
 	})
 	return got
@@ -168,7 +168,7 @@ func (e *actuatorEnv) guard(t *testing.T, minAvailable, allowed int) {
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(int32(minAvailable))),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
 	}
-	pdbs := cluster.Client.PolicyV1().PodDisruptionBudgets(e.ns)
+	pdbs := cluster(t).Client.PolicyV1().PodDisruptionBudgets(e.ns)
 	cur, err := pdbs.Get(context.Background(), pdb.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -195,6 +195,7 @@ func (e *actuatorEnv) guard(t *testing.T, minAvailable, allowed int) {
 // API (a PDB that allows no disruption stops it, and the node stays,
 // untainted) and deletes the node from the cloud.
 func TestLiveActuatorWritesToTheCluster(t *testing.T) {
+	parallel(t)
 	e := newActuatorEnv(t, "actlive", 0)
 	a := act.NewLive(e.deps)
 	t.Cleanup(a.Wait)
@@ -255,7 +256,7 @@ func TestLiveActuatorWritesToTheCluster(t *testing.T) {
 	if r := a.Removing(); r.LastFailure.IsZero() || !r.LastDelete.IsZero() || r.All != 0 {
 		t.Fatalf("removal against a PDB allowing no disruption: %+v, want it failed", r)
 	}
-	if _, err := cluster.Client.CoreV1().Pods(e.ns).Get(context.Background(), pod.Name, metav1.GetOptions{}); err != nil {
+	if _, err := cluster(t).Client.CoreV1().Pods(e.ns).Get(context.Background(), pod.Name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("pod %s after a refused eviction: %v", pod.Name, err)
 	}
 	n := e.node(t, n1)
@@ -273,7 +274,7 @@ func TestLiveActuatorWritesToTheCluster(t *testing.T) {
 	if r := a.Removing(); r.LastDelete.IsZero() {
 		t.Fatalf("removal with the PDB allowing one disruption did not succeed: %+v", r)
 	}
-	if _, err := cluster.Client.CoreV1().Pods(e.ns).Get(context.Background(), pod.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cluster(t).Client.CoreV1().Pods(e.ns).Get(context.Background(), pod.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("pod %s after the removal: %v, want it evicted", pod.Name, err)
 	}
 	if target, _ := e.group.TargetSize(); target != 1 {
@@ -292,7 +293,7 @@ func TestLiveActuatorWritesToTheCluster(t *testing.T) {
 		t.Errorf("no ScaleDown event on the status for %s among:\n%s", n1, events)
 	}
 	poll(t, 30*time.Second, "node "+n1+" gone", func(ctx context.Context) (bool, error) {
-		_, err := cluster.Client.CoreV1().Nodes().Get(ctx, n1, metav1.GetOptions{})
+		_, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, n1, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 }
@@ -324,6 +325,7 @@ func taintOf(n *corev1.Node, key string) *corev1.Taint {
 // changes (but the simulated kubelet's node status), the group's target and
 // instances stay, and the decisions are recorded as events.
 func TestDryRunActuatorWritesNothing(t *testing.T) {
+	parallel(t)
 	e := newActuatorEnv(t, "actdry", 2)
 	nodes := e.readyNodes(t, 2)
 	n1, n2 := nodes[0].Name, nodes[1].Name
@@ -397,7 +399,7 @@ func watchWrites(t *testing.T, e *actuatorEnv) func(t *testing.T) []string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	pods := cluster.Client.CoreV1().Pods(e.ns)
+	pods := cluster(t).Client.CoreV1().Pods(e.ns)
 	podList, err := pods.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -407,11 +409,11 @@ func watchWrites(t *testing.T, e *actuatorEnv) func(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	sel := local.NodeGroupLabel + "=" + e.group.Id()
-	nodeList, err := cluster.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	nodeList, err := cluster(t).Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodeWatch, err := cluster.Client.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: nodeList.ResourceVersion})
+	nodeWatch, err := cluster(t).Client.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: nodeList.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws"
@@ -38,6 +39,7 @@ const awsPoolLabel = "awsit.tidal.dev/pool"
 // are deleted when the instances are gone, as the kubelet and the cloud
 // node controller would do.
 type awsEnv struct {
+	client     kubernetes.Interface // of the test's cluster
 	srv        *awstest.Server
 	asg        string
 	cluster    string
@@ -60,7 +62,7 @@ type awsEnv struct {
 func startAWSEnv(t *testing.T, min, max int, opts ...awstest.Option) *awsEnv {
 	t.Helper()
 	suffix := rand.String(5)
-	e := &awsEnv{asg: "awsit-" + suffix, cluster: "awsit-cluster-" + suffix}
+	e := &awsEnv{client: cluster(t).Client, asg: "awsit-" + suffix, cluster: "awsit-cluster-" + suffix}
 	e.pools = map[string]bool{e.asg: true}
 	e.discovery = "asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/" + e.cluster
 	t.Cleanup(func() { deleteAWSNodes(t, e.asg) })
@@ -212,7 +214,7 @@ func (e *awsEnv) createNode(in awstest.Instance) {
 	e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := cluster.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := e.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		e.hookError(fmt.Errorf("create node for %s: %w", in.ID, err))
 	}
 }
@@ -225,7 +227,7 @@ func (e *awsEnv) deleteNode(in awstest.Instance) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := cluster.Client.CoreV1().Nodes().Delete(ctx, in.PrivateDNSName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := e.client.CoreV1().Nodes().Delete(ctx, in.PrivateDNSName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		e.hookError(fmt.Errorf("delete node for %s: %w", in.ID, err))
 	}
 }
@@ -247,7 +249,7 @@ func (e *awsEnv) checkHooks(t *testing.T) {
 
 // nodes lists the pool's Node objects.
 func (e *awsEnv) nodes(ctx context.Context) ([]corev1.Node, error) {
-	list, err := cluster.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: awsPoolLabel + "=" + e.asg})
+	list, err := e.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: awsPoolLabel + "=" + e.asg})
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +267,7 @@ func (e *awsEnv) group(t *testing.T) awstest.Group {
 
 func deleteAWSNodes(t *testing.T, asg string) {
 	ctx := context.Background()
-	err := cluster.Client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: awsPoolLabel + "=" + asg})
+	err := cluster(t).Client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: awsPoolLabel + "=" + asg})
 	if err != nil {
 		t.Errorf("delete nodes of %s: %v", asg, err)
 	}
@@ -286,8 +288,8 @@ func (e *awsEnv) webDeployment(ns string, replicas int32, cpu, mem string) *apps
 	return d
 }
 
-func awsRunningPods(ctx context.Context, ns string) (int, error) {
-	pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+func awsRunningPods(t testing.TB, ctx context.Context, ns string) (int, error) {
+	pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -314,7 +316,7 @@ func TestAWSAutoDiscoveredASGEndToEnd(t *testing.T) {
 	// 2 pods of 1.5 CPU per node and 3 nodes for 6 pods.
 	e.webPods(t, ns, 6, "1500m", "1Gi")
 	poll(t, 90*time.Second, "all 6 pods Running on the ASG's nodes", func(ctx context.Context) (bool, error) {
-		n, err := awsRunningPods(ctx, ns)
+		n, err := awsRunningPods(t, ctx, ns)
 		return n == 6, err
 	})
 	nodes, err := e.nodes(ctx)
@@ -359,7 +361,7 @@ func TestAWSAutoDiscoveredASGEndToEnd(t *testing.T) {
 	if pages == 0 {
 		t.Fatal("discovery never asked for a second page")
 	}
-	events, err := cluster.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+	events, err := cluster(t).Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("reason", "TriggeredScaleUp").String(),
 	})
 	if err != nil || len(events.Items) == 0 || !strings.Contains(events.Items[0].Message, e.asg) {
@@ -375,7 +377,7 @@ func TestAWSAutoDiscoveredASGEndToEnd(t *testing.T) {
 // ShouldDecrementDesiredCapacity) and for their Nodes to go.
 func awsScaleDownStep(t *testing.T, e *awsEnv, ns string) {
 	ctx := context.Background()
-	if err := cluster.Client.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+	if err := cluster(t).Client.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete deployment: %v", err)
 	}
 	poll(t, 3*time.Minute, "the ASG to shrink to its minimum and its Nodes to go", func(ctx context.Context) (bool, error) {
@@ -458,7 +460,7 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 		t.Fatalf("delete node: %v", err)
 	}
 	poll(t, 20*time.Second, "the deleted node's Node to go", func(ctx context.Context) (bool, error) {
-		_, err := cluster.Client.CoreV1().Nodes().Get(ctx, victim.Name, metav1.GetOptions{})
+		_, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, victim.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 	if d := e.group(t).DesiredCapacity; d != 2 {
@@ -535,7 +537,7 @@ func TestAWSStockOutFailsOverWithoutAScan(t *testing.T) {
 	tl := startTidal(t, append(e.awsFlags(), append(wakeOnlyFlags, "--expander=priority")...)...)
 
 	poll(t, 90*time.Second, "the 4 pods Running on nodes of "+next, func(ctx context.Context) (bool, error) {
-		n, err := awsRunningPods(ctx, ns)
+		n, err := awsRunningPods(t, ctx, ns)
 		return n == 4, err
 	})
 	// 2 pods of 1.5 CPU per m5.xlarge: 2 nodes, both of the next ASG.
@@ -574,7 +576,7 @@ func TestAWSStockOutFailsOverWithoutAScan(t *testing.T) {
 	want := "pod triggered a scale-up of " + e.asg + " that failed: out of resources InsufficientInstanceCapacity: Auto Scaling Group " +
 		e.asg + " could not launch an instance: Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently do not have sufficient m5.xlarge capacity"
 	poll(t, 30*time.Second, "the 4 pods told "+e.asg+" failed", func(ctx context.Context) (bool, error) {
-		told, err := podsWithEvent(ctx, ns, "FailedScaleUp")
+		told, err := podsWithEvent(t, ctx, ns, "FailedScaleUp")
 		for name, msg := range told {
 			if !strings.HasPrefix(msg, want) {
 				t.Fatalf("pod %s: FailedScaleUp %q, want it to start with %q", name, msg, want)
@@ -583,7 +585,7 @@ func TestAWSStockOutFailsOverWithoutAScan(t *testing.T) {
 		return len(told) == 4, err
 	})
 	poll(t, 30*time.Second, "the 4 pods told "+next+" is grown instead", func(ctx context.Context) (bool, error) {
-		events, err := eventsFor(ctx, ns, "TriggeredScaleUp")
+		events, err := eventsFor(t, ctx, ns, "TriggeredScaleUp")
 		told := map[string]bool{}
 		for _, ev := range events {
 			if strings.Contains(ev.Message, "{"+next+" ") {
@@ -629,7 +631,7 @@ func TestAWSTemplateFromLiveNode(t *testing.T) {
 	startTidal(t, e.tidalFlags()...)
 
 	poll(t, 3*time.Minute, "the 3 pods Running", func(ctx context.Context) (bool, error) {
-		n, err := awsRunningPods(ctx, ns)
+		n, err := awsRunningPods(t, ctx, ns)
 		return n == 3, err
 	})
 	grown := e.group(t)

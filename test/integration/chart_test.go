@@ -36,6 +36,7 @@ import (
 // scales the auto-discovered ASG up, and writes the status ConfigMap the
 // values name.
 func TestChartFromClusterAutoscalerValues(t *testing.T) {
+	// Serial: the AWS environment (startAWSEnv) is the process's (t.Setenv).
 	ctx := context.Background()
 	e := startAWSEnv(t, 0, 6)
 	ns := newNamespace(t)
@@ -70,14 +71,14 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 	if g := e.group(t); g.DesiredCapacity != 0 {
 		t.Fatalf("tidal scaled the ASG to %d while Cluster Autoscaler held its Lease", g.DesiredCapacity)
 	}
-	if n, err := cluster.Client.CoreV1().Nodes().Get(ctx, draining, metav1.GetOptions{}); err != nil || !hasTaintKey(n, scaledown.ToBeDeletedTaint) {
+	if n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, draining, metav1.GetOptions{}); err != nil || !hasTaintKey(n, scaledown.ToBeDeletedTaint) {
 		t.Fatalf("the deletion taint of Cluster Autoscaler's drain was taken off while it held its Lease (err %v)", err)
 	}
 
 	// Cluster Autoscaler shuts down and releases its Lease, as client-go does.
 	lease.Spec.HolderIdentity = ptr.To("")
 	lease.Spec.LeaseDurationSeconds = ptr.To[int32](1)
-	if _, err := cluster.Client.CoordinationV1().Leases(lease.Namespace).Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+	if _, err := cluster(t).Client.CoordinationV1().Leases(lease.Namespace).Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitLeaseEvent(t, lease, core.EventClusterAutoscalerGone)
@@ -86,11 +87,11 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 		t.Fatalf("desired capacity %d, want 1 node for 2 pods of 1.5 CPU", g.DesiredCapacity)
 	}
 	poll(t, 30*time.Second, "the stale deletion taint taken off", func(ctx context.Context) (bool, error) {
-		n, err := cluster.Client.CoreV1().Nodes().Get(ctx, draining, metav1.GetOptions{})
+		n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, draining, metav1.GetOptions{})
 		return err == nil && !hasTaintKey(n, scaledown.ToBeDeletedTaint), err
 	})
 	poll(t, 30*time.Second, "the status ConfigMap cluster-autoscaler-status written", func(ctx context.Context) (bool, error) {
-		cm, err := cluster.Client.CoreV1().ConfigMaps(ns).Get(ctx, "cluster-autoscaler-status", metav1.GetOptions{})
+		cm, err := cluster(t).Client.CoreV1().ConfigMaps(ns).Get(ctx, "cluster-autoscaler-status", metav1.GetOptions{})
 		return err == nil && cm.Data[core.StatusConfigMapKey] != "", err
 	})
 	e.checkHooks(t)
@@ -104,6 +105,7 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 // Cluster Autoscaler's chart's names; tidal run with the stored
 // Deployment's arguments scales the discovered group up for pending pods.
 func TestChartFromClusterAutoscalersChartValues(t *testing.T) {
+	// Serial: the AWS environment (startAWSEnv) is the process's (t.Setenv).
 	ctx := context.Background()
 	e := startAWSEnv(t, 0, 6)
 	ns := newNamespace(t)
@@ -123,14 +125,14 @@ func TestChartFromClusterAutoscalersChartValues(t *testing.T) {
 	}
 	applyChart(t, objs)
 	const name = "autoscaler-aws-cluster-autoscaler"
-	d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	d, err := cluster(t).Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the Deployment under Cluster Autoscaler's chart's name: %v", err)
 	}
 	if pod := d.Spec.Template.Spec; pod.Containers[0].Image != "ghcr.io/tidal-autoscaler/tidal:v0.1.0" || pod.ServiceAccountName != name {
 		t.Errorf("the stored Deployment runs %s as %s, want tidal's image as %s", pod.Containers[0].Image, pod.ServiceAccountName, name)
 	}
-	sa, err := cluster.Client.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+	sa, err := cluster(t).Client.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil || sa.Annotations["eks.amazonaws.com/role-arn"] != role {
 		t.Fatalf("the ServiceAccount %s with the IRSA role: %v (err %v)", name, sa, err)
 	}
@@ -149,11 +151,11 @@ func drainingNode(t *testing.T, name string) string {
 	t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{
 		{Key: scaledown.ToBeDeletedTaint, Value: strconv.FormatInt(time.Now().Unix(), 10), Effect: corev1.TaintEffectNoSchedule}}}}
-	if _, err := cluster.Client.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
+	if _, err := cluster(t).Client.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := cluster.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := cluster(t).Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete node %s: %v", name, err)
 		}
 	})
@@ -194,7 +196,7 @@ func applyChart(t *testing.T, objs []*unstructured.Unstructured) []string {
 			served = append(served, o)
 		}
 	}
-	for _, a := range testenv.Apply(t, cluster, "helm", served) {
+	for _, a := range testenv.Apply(t, cluster(t), "helm", served) {
 		o := a.Object
 		if o.GetKind() == "CustomResourceDefinition" || o.GetNamespace() != "" && o.GetNamespace() != "kube-system" {
 			continue
@@ -213,7 +215,7 @@ func applyChart(t *testing.T, objs []*unstructured.Unstructured) []string {
 // (the test process's logging is the test's).
 func storedArgs(t *testing.T, ns, name string) []string {
 	t.Helper()
-	d, err := cluster.Client.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	d, err := cluster(t).Client.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,12 +238,12 @@ func holdClusterAutoscalerLease(t *testing.T) *coordinationv1.Lease {
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "cluster-autoscaler"},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("cluster-autoscaler-6d8f9-x2k4p"), LeaseDurationSeconds: ptr.To[int32](3600),
 			AcquireTime: &now, RenewTime: &now}}
-	created, err := cluster.Client.CoordinationV1().Leases("kube-system").Create(context.Background(), lease, metav1.CreateOptions{})
+	created, err := cluster(t).Client.CoordinationV1().Leases("kube-system").Create(context.Background(), lease, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		err := cluster.Client.CoordinationV1().Leases("kube-system").Delete(context.Background(), lease.Name, metav1.DeleteOptions{})
+		err := cluster(t).Client.CoordinationV1().Leases("kube-system").Delete(context.Background(), lease.Name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete Lease: %v", err)
 		}
@@ -254,7 +256,7 @@ func waitLeaseEvent(t *testing.T, lease *coordinationv1.Lease, reason string) {
 	t.Helper()
 	selector := fields.Set{"reason": reason, "involvedObject.name": lease.Name, "involvedObject.uid": string(lease.UID)}.AsSelector().String()
 	poll(t, 30*time.Second, "a "+reason+" event on Lease "+lease.Name, func(ctx context.Context) (bool, error) {
-		events, err := cluster.Client.CoreV1().Events(lease.Namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+		events, err := cluster(t).Client.CoreV1().Events(lease.Namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
 		return err == nil && len(events.Items) > 0, err
 	})
 }

@@ -29,6 +29,7 @@ import (
 // tidal-local (what `make run` runs) plays the demo with and without
 // provision-ahead, ends by itself, and ends with the summary table.
 func TestLocalDemoEndsWithSummary(t *testing.T) {
+	t.Parallel() // tidal-local runs a cluster of its own
 	bin := buildTidalLocal(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
@@ -98,6 +99,7 @@ func TestLocalDemoEndsWithSummary(t *testing.T) {
 // total of 250m cpu over pods requesting 100m, at a 50% target, brings its
 // Deployment from 2 to 5 replicas.
 func TestLocalOwnAutoscalerFollowsSimulatedLoad(t *testing.T) {
+	t.Parallel() // tidal-local runs a cluster of its own
 	bin := buildTidalLocal(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

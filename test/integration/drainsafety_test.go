@@ -30,7 +30,7 @@ import (
 func startTidalWith(t *testing.T, tr *faults.Transport, args ...string) *tidal {
 	t.Helper()
 	ctx := testenv.LogOnFailure(context.Background(), t, 2)
-	return testenv.StartTidalWith(ctx, t, cluster.KubeconfigPath, []app.Option{app.WithTransport(tr.Wrap), app.WithLocalCloudClient(cluster.Client)}, args...)
+	return testenv.StartTidalWith(ctx, t, cluster(t).KubeconfigPath, []app.Option{app.WithTransport(tr.Wrap), app.WithLocalCloudClient(cluster(t).Client)}, args...)
 }
 
 // iterations reads how many node-loop iterations tidal has completed.
@@ -59,15 +59,15 @@ func holdPods(t *testing.T, ns string, pods []corev1.Pod) func() {
 	ctx := context.Background()
 	for _, p := range pods {
 		patch := []byte(`{"metadata":{"finalizers":["tidal.test/hold"]}}`)
-		if _, err := cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := cluster(t).Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	release := func() {
-		list, _ := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		list, _ := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		for _, p := range list.Items {
 			if len(p.Finalizers) > 0 {
-				_, _ = cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+				_, _ = cluster(t).Client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 			}
 		}
 	}
@@ -79,11 +79,12 @@ func holdPods(t *testing.T, ns string, pods []corev1.Pod) func() {
 // (a 503, a 429, a timeout) is no answer, and the node stays until the API
 // says the pod is gone.
 func TestDrainWaitsForEvictedPodsThroughAPIErrors(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "dw-")
 	ns := newNamespace(t)
 	groups := "nodeGroups:\n- {name: dw-a, minSize: 0, maxSize: 5, initialSize: 3, zone: z, cpu: '4', memory: 16Gi}\n"
 	preloadNodes(t, groups)
-	deletions := testenv.WatchNodeDeletions(t, cluster.Client, local.NodeGroupLabel+"=dw-a")
+	deletions := testenv.WatchNodeDeletions(t, cluster(t).Client, local.NodeGroupLabel+"=dw-a")
 	createDeployment(t, spread(deployment(ns, "held", 3, "500m", "512Mi")))
 	release := holdPods(t, ns, waitRunning(t, ns, "held", 3, 30*time.Second))
 
@@ -98,7 +99,7 @@ func TestDrainWaitsForEvictedPodsThroughAPIErrors(t *testing.T) {
 
 	var terminating []corev1.Pod
 	poll(t, 60*time.Second, "evicted pods held terminating", func(ctx context.Context) (bool, error) {
-		list, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		list, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		terminating = terminating[:0]
 		for _, p := range list.Items {
 			if p.DeletionTimestamp != nil {
@@ -111,7 +112,7 @@ func TestDrainWaitsForEvictedPodsThroughAPIErrors(t *testing.T) {
 	// node (it did so within a second).
 	waitIterations(t, tl, 5)
 	for _, p := range terminating {
-		if _, err := cluster.Client.CoreV1().Nodes().Get(context.Background(), p.Spec.NodeName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if _, err := cluster(t).Client.CoreV1().Nodes().Get(context.Background(), p.Spec.NodeName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			t.Fatalf("node %s was deleted while its evicted pod %s was still terminating (%s)", p.Spec.NodeName, p.Name, tr)
 		}
 	}
@@ -123,13 +124,13 @@ func TestDrainWaitsForEvictedPodsThroughAPIErrors(t *testing.T) {
 		return counts[faults.Unavailable]+counts[faults.TooManyRequests]+counts[faults.Timeout] >= 3, nil
 	})
 	for _, p := range terminating {
-		if _, err := cluster.Client.CoreV1().Nodes().Get(context.Background(), p.Spec.NodeName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if _, err := cluster(t).Client.CoreV1().Nodes().Get(context.Background(), p.Spec.NodeName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			t.Fatalf("node %s was deleted while the API failed to say whether its pod %s was gone (%s)", p.Spec.NodeName, p.Name, tr)
 		}
 	}
 	tr.SetEnabled(false)
 	poll(t, 60*time.Second, "the drained nodes removed once their pods are known gone", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "dw-a")
+		nodes, err := groupNodes(t, ctx, "dw-a")
 		return len(nodes) < 3, err
 	})
 	deleted, lost := deletions.Check(t, ns)
@@ -155,12 +156,13 @@ func isTaintWrite(r *http.Request, body []byte, prefix, key string) (string, boo
 // (a loaded API server), and a pod pinned to the node is created at a
 // random time from the start of that write to as long after it lands.
 func TestScaleDownNeverLosesAPodBoundDuringRemoval(t *testing.T) {
+	parallel(t)
 	const nodes, hold = 12, 1500 * time.Millisecond
 	deleteNodesOnCleanup(t, "rc-")
 	ns := newNamespace(t)
 	groups := fmt.Sprintf("nodeGroups:\n- {name: rc-a, minSize: 0, maxSize: 20, initialSize: %d, zone: z, cpu: '4', memory: 16Gi}\n", nodes)
 	preloadNodes(t, groups)
-	deletions := testenv.WatchNodeDeletions(t, cluster.Client, local.NodeGroupLabel+"=rc-a")
+	deletions := testenv.WatchNodeDeletions(t, cluster(t).Client, local.NodeGroupLabel+"=rc-a")
 	// Four nodes have a pod to move: their removals are drains.
 	createDeployment(t, spread(deployment(ns, "moved", 4, "500m", "512Mi")))
 	waitRunning(t, ns, "moved", 4, 30*time.Second)
@@ -201,7 +203,7 @@ func TestScaleDownNeverLosesAPodBoundDuringRemoval(t *testing.T) {
 			return false, nil
 		}
 		for _, name := range names {
-			n, err := cluster.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err == nil && hasToBeDeleted(n) {
 				return false, nil
 			}
@@ -229,14 +231,14 @@ func createPinnedPod(ctx context.Context, t *testing.T, ns, node string) {
 		Spec: corev1.PodSpec{NodeSelector: map[string]string{corev1.LabelHostname: node},
 			Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resourceQ("100m")}}}}}}
-	if _, err := cluster.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
+	if _, err := cluster(t).Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
 		t.Errorf("create pod pinned to %s: %v", node, err)
 	}
 }
 
 // pinnedPodsBound counts the pinned pods the scheduler bound.
 func pinnedPodsBound(t *testing.T, ns string) int {
-	list, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=pinned"})
+	list, err := cluster(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=pinned"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,10 +255,11 @@ func pinnedPodsBound(t *testing.T, ns string) int {
 // removal takes the taint off all the same, and when that fails too the
 // loop tries again until it succeeds.
 func TestScaleDownTakesOffATaintWhoseResponseWasLost(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "lt-")
 	groups := "nodeGroups:\n- {name: lt-a, minSize: 0, maxSize: 5, initialSize: 1, zone: z, cpu: '4', memory: 16Gi}\n"
 	preloadNodes(t, groups)
-	nodes, err := groupNodes(context.Background(), "lt-a")
+	nodes, err := groupNodes(t, context.Background(), "lt-a")
 	if err != nil || len(nodes) != 1 {
 		t.Fatalf("nodes of lt-a: %d, %v", len(nodes), err)
 	}
@@ -274,7 +277,7 @@ func TestScaleDownTakesOffATaintWhoseResponseWasLost(t *testing.T) {
 		}, Rate: 1, Kinds: []faults.Kind{faults.Unavailable}})
 	startTidalWith(t, tr, append(scaleDownFlags, "--scale-down-delay-after-failure=1h", "--local-node-groups="+writeGroups(t, groups))...)
 	poll(t, 60*time.Second, "the removal of "+name+" failed", func(ctx context.Context) (bool, error) {
-		events, err := eventsFor(ctx, "default", "ScaleDownFailed")
+		events, err := eventsFor(t, ctx, "default", "ScaleDownFailed")
 		for _, e := range events {
 			if e.InvolvedObject.Name == name {
 				return true, nil
@@ -282,13 +285,13 @@ func TestScaleDownTakesOffATaintWhoseResponseWasLost(t *testing.T) {
 		}
 		return false, err
 	})
-	n, err := cluster.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	n, err := cluster(t).Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil || !hasToBeDeleted(n) {
 		t.Fatalf("the lost taint write did not land, or the node is gone (%v): the test did not set the scene", err)
 	}
 	tr.SetEnabled(false)
 	poll(t, 30*time.Second, "the taint of the failed removal taken off", func(ctx context.Context) (bool, error) {
-		n, err := cluster.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		return err == nil && !hasToBeDeleted(n), err
 	})
 	t.Logf("faults: %s", tr)

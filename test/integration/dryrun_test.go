@@ -65,6 +65,7 @@ func (g countedGroup) DeleteNodes(ctx context.Context, n []*corev1.Node) error {
 // and the shadow itself changes nothing (no cloud call, no taint, no write
 // refused by its guard, which would mean it tried).
 func TestDryRunBesideARealTidal(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "dr-")
 	ns := newNamespace(t)
 	path := writeGroups(t, dryRunGroups)
@@ -74,7 +75,7 @@ func TestDryRunBesideARealTidal(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(testenv.LogOnFailure(context.Background(), t, 2))
 	t.Cleanup(cancel)
-	shared, err := local.New(cluster.Client, cfg)
+	shared, err := local.New(cluster(t).Client, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +84,12 @@ func TestDryRunBesideARealTidal(t *testing.T) {
 	}
 	var shadowCalls atomic.Int64
 	flags := append(slices.Clone(scaleDownFlags), "--local-node-groups="+path)
-	shadow := testenv.StartTidalWith(testenv.LogOnFailure(ctx, t, 2), t, cluster.KubeconfigPath,
+	shadow := testenv.StartTidalWith(testenv.LogOnFailure(ctx, t, 2), t, cluster(t).KubeconfigPath,
 		[]app.Option{app.WithCloud(func(cloudprovider.CloudProvider) cloudprovider.CloudProvider {
 			return mutationCounter{shared, &shadowCalls}
 		})}, append(slices.Clone(flags), "--dry-run", "--leader-elect=true")...)
 	real := func() *tidal {
-		return testenv.StartTidalWith(ctx, t, cluster.KubeconfigPath,
+		return testenv.StartTidalWith(ctx, t, cluster(t).KubeconfigPath,
 			[]app.Option{app.WithCloud(func(cloudprovider.CloudProvider) cloudprovider.CloudProvider { return shared })}, flags...)
 	}
 
@@ -110,7 +111,7 @@ func TestDryRunBesideARealTidal(t *testing.T) {
 	if len(would) != 1 || would[0] != "[{dr-a 0->3 (max: 5)}] x3" {
 		t.Fatalf("the shadow's DryRunTriggeredScaleUp events %v, want dr-a 0->3 on the 3 pods", would)
 	}
-	lease, err := cluster.Client.CoordinationV1().Leases("kube-system").Get(context.Background(), "tidal-dry-run", metav1.GetOptions{})
+	lease, err := cluster(t).Client.CoordinationV1().Leases("kube-system").Get(context.Background(), "tidal-dry-run", metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil {
 		t.Errorf("the shadow's own Lease tidal-dry-run: %v, %v; want held", lease, err)
 	}
@@ -141,7 +142,7 @@ func TestDryRunBesideARealTidal(t *testing.T) {
 	if len(toRemove) != 2 {
 		t.Fatalf("nodes the shadow would remove: %v, want 2", toRemove)
 	}
-	nodes, err := groupNodes(context.Background(), "dr-a")
+	nodes, err := groupNodes(t, context.Background(), "dr-a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,10 +160,10 @@ func TestDryRunBesideARealTidal(t *testing.T) {
 	// The real tidal removes exactly those.
 	real()
 	poll(t, 90*time.Second, "the real tidal removes two dr-a nodes", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "dr-a")
+		nodes, err := groupNodes(t, ctx, "dr-a")
 		return len(nodes) == 1, err
 	})
-	nodes, err = groupNodes(context.Background(), "dr-a")
+	nodes, err = groupNodes(t, context.Background(), "dr-a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestDryRunBesideARealTidal(t *testing.T) {
 // untaintAll takes every soft deletion taint off group's nodes.
 func untaintAll(t *testing.T, group string) {
 	t.Helper()
-	nodes, err := groupNodes(context.Background(), group)
+	nodes, err := groupNodes(t, context.Background(), group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func checkShadow(t *testing.T, shadow *tidal, calls *atomic.Int64, decisions str
 // about group, oldest first.
 func groupEventSizes(t *testing.T, reason, group string) []string {
 	t.Helper()
-	evs, err := eventsFor(context.Background(), "kube-system", reason)
+	evs, err := eventsFor(t, context.Background(), "kube-system", reason)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func groupEventSizes(t *testing.T, reason, group string) []string {
 // pods of ("[{group from->to (max: n)}]"), each with how many pods heard it.
 func podScaleUps(t *testing.T, ns, reason string) []string {
 	t.Helper()
-	evs, err := eventsFor(context.Background(), ns, reason)
+	evs, err := eventsFor(t, context.Background(), ns, reason)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func podScaleUps(t *testing.T, ns, reason string) []string {
 // dryRunRemovals names the nodes of the shadow's DryRunScaleDown events.
 func dryRunRemovals(t *testing.T) []string {
 	t.Helper()
-	evs, err := eventsFor(context.Background(), "default", "DryRunScaleDown")
+	evs, err := eventsFor(t, context.Background(), "default", "DryRunScaleDown")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func explainOptions(t *testing.T, args ...string) *config.Options {
 	opts := config.NewOptions()
 	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
 	opts.AddFlags(fs)
-	if err := fs.Parse(append([]string{"--kubeconfig=" + cluster.KubeconfigPath}, args...)); err != nil {
+	if err := fs.Parse(append([]string{"--kubeconfig=" + cluster(t).KubeconfigPath}, args...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := opts.Validate(); err != nil {
@@ -48,6 +48,7 @@ func explainLive(t *testing.T, opts *config.Options, req app.ExplainRequest) str
 // then the loop does it: the same group grows by the same number of nodes,
 // the node a PDB keeps stays and the unneeded one goes.
 func TestExplainThenTheLoopDoesIt(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "ex-")
 	ns := newNamespace(t)
 	groups := "nodeGroups:\n- {name: ex-s, minSize: 0, maxSize: 5, initialSize: 2, zone: z, cpu: '2', memory: 8Gi}\n" +
@@ -88,15 +89,15 @@ func TestExplainThenTheLoopDoesIt(t *testing.T) {
 
 	startTidal(t, flags...)
 	poll(t, 60*time.Second, "ex-b grown by 1 node and the unneeded ex-s node gone", func(ctx context.Context) (bool, error) {
-		big, err := groupNodes(ctx, "ex-b")
+		big, err := groupNodes(t, ctx, "ex-b")
 		if err != nil {
 			return false, err
 		}
-		small, err := groupNodes(ctx, "ex-s")
+		small, err := groupNodes(t, ctx, "ex-s")
 		return len(big) == 1 && len(small) == 1 && small[0].Name == blocked, err
 	})
 	waitRunning(t, ns, "big", 2, 30*time.Second)
-	if big, _ := groupNodes(context.Background(), "ex-b"); len(big) != 1 {
+	if big, _ := groupNodes(t, context.Background(), "ex-b"); len(big) != 1 {
 		t.Fatalf("ex-b has %d nodes, explain said 1", len(big))
 	}
 }
@@ -106,10 +107,10 @@ func TestExplainThenTheLoopDoesIt(t *testing.T) {
 func assertExplainWroteNothing(t *testing.T, unneeded string) {
 	t.Helper()
 	ctx := context.Background()
-	if big, err := groupNodes(ctx, "ex-b"); err != nil || len(big) != 0 {
+	if big, err := groupNodes(t, ctx, "ex-b"); err != nil || len(big) != 0 {
 		t.Fatalf("after explain ex-b has %d nodes (%v), want none", len(big), err)
 	}
-	n, err := cluster.Client.CoreV1().Nodes().Get(ctx, unneeded, metav1.GetOptions{})
+	n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, unneeded, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,7 @@ func inGroup(d *appsv1.Deployment, group string) *appsv1.Deployment {
 // with a node, grows a group of none from the template the server sends,
 // and shrinks both back once their pods are gone.
 func TestExternalGRPCScalesUpFromZeroAndDown(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "eg-")
 	ns := newNamespace(t)
 	cfg, err := local.ParseConfig([]byte(`nodeGroups:
@@ -68,7 +69,7 @@ func TestExternalGRPCScalesUpFromZeroAndDown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity))
 	t.Cleanup(cancel)
-	cloud, err := local.New(cluster.Client, cfg)
+	cloud, err := local.New(cluster(t).Client, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +118,11 @@ func TestExternalGRPCScalesUpFromZeroAndDown(t *testing.T) {
 	// the local cloud, and the defaults apply, as with Cluster Autoscaler.
 	restartLoopback(t, ctx, lb, cloud, grpc.UnaryInterceptor(calls.intercept))
 	poll(t, 60*time.Second, "eg-a back to its min size 1 and eg-zero to 0", func(ctx context.Context) (bool, error) {
-		a, err := groupNodes(ctx, "eg-a")
+		a, err := groupNodes(t, ctx, "eg-a")
 		if err != nil {
 			return false, err
 		}
-		zero, err := groupNodes(ctx, "eg-zero")
+		zero, err := groupNodes(t, ctx, "eg-zero")
 		return len(a) == 1 && len(zero) == 0, err
 	})
 	if calls.of("unimplemented options") == 0 {

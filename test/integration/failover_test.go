@@ -21,32 +21,33 @@ import (
 // between its scans and the pods found unschedulable long before: a third
 // node.
 func TestScaleUpDecidesAgainWhenNewNodesLeaveAPodOut(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "rp-")
 	const key = "startup-taint.cluster-autoscaler.kubernetes.io/setup"
 	groups := writeStartupTaintedGroup(t, "rp-g", key)
 	ns := newNamespace(t)
-	testenv.DumpOnFailure(t, cluster.Client, ns, "rp-")
+	testenv.DumpOnFailure(t, cluster(t).Client, ns, "rp-")
 	createDeployment(t, deployment(ns, "web", 2, "3", "1Gi"))
 	waitUnschedulable(t, ns, "web", 2)
 	startTidal(t, append(wakeOnlyFlags, "--local-node-groups="+groups)...)
 
 	var started []string
 	poll(t, 60*time.Second, "the 2 new nodes to register", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "rp-g")
+		nodes, err := groupNodes(t, ctx, "rp-g")
 		started = started[:0]
 		for _, n := range nodes {
 			started = append(started, n.Name)
 		}
 		return len(started) == 2, err
 	})
-	create(t, cluster.Client.CoreV1().Pods(ns).Create, boundTo(ns, "agent", started[0], "3"))
+	create(t, cluster(t).Client.CoreV1().Pods(ns).Create, boundTo(ns, "agent", started[0], "3"))
 	poll(t, 60*time.Second, "the agent pod on "+started[0], func(ctx context.Context) (bool, error) {
-		p, err := cluster.Client.CoreV1().Pods(ns).Get(ctx, "agent", metav1.GetOptions{})
+		p, err := cluster(t).Client.CoreV1().Pods(ns).Get(ctx, "agent", metav1.GetOptions{})
 		return err == nil && p.Spec.NodeName == started[0], err
 	})
 	// The setup agent takes the taint off each node as it comes.
 	poll(t, 60*time.Second, "2 web pods Running", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "rp-g")
+		nodes, err := groupNodes(t, ctx, "rp-g")
 		for i := range nodes {
 			if hasTaintKey(&nodes[i], key) {
 				removeTaint(t, nodes[i].Name, key)
@@ -55,7 +56,7 @@ func TestScaleUpDecidesAgainWhenNewNodesLeaveAPodOut(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		running := 0
 		for _, p := range pods.Items {
 			if p.Status.Phase == corev1.PodRunning {

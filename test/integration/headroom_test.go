@@ -17,6 +17,7 @@ import (
 // them, keeps them through scale-down, lets its new replicas start on them
 // at once, and gives them back first when it stops asking.
 func TestHeadroomIsKeptUsedAndGivenBack(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "hr-")
 	ns := newNamespace(t)
 	groups := "nodeGroups:\n- {name: hr-a, minSize: 1, maxSize: 5, initialSize: 1, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 1s}\n"
@@ -31,7 +32,7 @@ func TestHeadroomIsKeptUsedAndGivenBack(t *testing.T) {
 	// 2 CPU of replicas and 4 of headroom: two 4-CPU nodes, kept although
 	// the second one runs nothing (unneeded after 2s otherwise).
 	poll(t, 30*time.Second, "a second node for the headroom", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "hr-a")
+		nodes, err := groupNodes(t, ctx, "hr-a")
 		return len(nodes) == 2 && isReady(&nodes[0]) && isReady(&nodes[1]), err
 	})
 	holdNodes(t, "hr-a", 2, 6*time.Second)
@@ -46,18 +47,18 @@ func TestHeadroomIsKeptUsedAndGivenBack(t *testing.T) {
 		}
 	}
 	poll(t, 30*time.Second, "a third node to restore the headroom", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "hr-a")
+		nodes, err := groupNodes(t, ctx, "hr-a")
 		return len(nodes) == 3, err
 	})
 
 	// Without the annotation the empty headroom node goes first; the five
 	// replicas keep their nodes.
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{core.HeadroomAnnotation: nil}}})
-	if _, err := cluster.Client.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := cluster(t).Client.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 60*time.Second, "the headroom node removed", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "hr-a")
+		nodes, err := groupNodes(t, ctx, "hr-a")
 		return len(nodes) == 2, err
 	})
 	for _, p := range waitRunning(t, ns, "web", 5, 10*time.Second) {
@@ -79,7 +80,7 @@ func holdNodes(t *testing.T, group string, n int, d time.Duration) {
 
 func nodeNames(t *testing.T, group string) map[string]bool {
 	t.Helper()
-	nodes, err := groupNodes(context.Background(), group)
+	nodes, err := groupNodes(t, context.Background(), group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func nodeNames(t *testing.T, group string) map[string]bool {
 func scaleDeployment(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": replicas}})
-	if _, err := cluster.Client.AppsV1().Deployments(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := cluster(t).Client.AppsV1().Deployments(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("scale %s to %d: %v", name, replicas, err)
 	}
 }

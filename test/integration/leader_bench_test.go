@@ -31,9 +31,9 @@ func BenchmarkLeaderHandover(b *testing.B) {
 	for i := range b.N {
 		lease := fmt.Sprintf("tidal-handover-%d-%d", time.Now().UnixNano()%1e6, i)
 		flags := []string{"--local-node-groups=" + groups, "--leader-elect-resource-name=" + lease, "--hpa=false"}
-		first := testenv.StartTidal(context.Background(), b, cluster.KubeconfigPath, flags...)
+		first := testenv.StartTidal(context.Background(), b, cluster(b).KubeconfigPath, flags...)
 		leader := waitHolder(b, lease, "")
-		second := testenv.StartTidal(context.Background(), b, cluster.KubeconfigPath, flags...)
+		second := testenv.StartTidal(context.Background(), b, cluster(b).KubeconfigPath, flags...)
 		waitServing(b, second.Address)
 		time.Sleep(time.Second + rand.N(3*time.Second)) // the stop at an arbitrary moment of the standby's cycle
 
@@ -61,7 +61,7 @@ func waitHolder(b *testing.B, lease, not string) string {
 	b.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		l, err := cluster.Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(context.Background(), lease, metav1.GetOptions{})
+		l, err := cluster(b).Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(context.Background(), lease, metav1.GetOptions{})
 		if err == nil {
 			if id := ptr.Deref(l.Spec.HolderIdentity, ""); id != "" && id != not {
 				return id

@@ -24,6 +24,7 @@ import (
 // node loop runs on, so that the kubelet restarts the pod; once the fetch
 // returns, /healthz is ok again.
 func TestHealthzFailsWhenThePodLoopIsStuck(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	deleteNodesOnCleanup(t, "lv-")
 	ns := newNamespace(t)
@@ -41,7 +42,7 @@ func TestHealthzFailsWhenThePodLoopIsStuck(t *testing.T) {
 		return 1
 	})
 	runCtx := testenv.LogOnFailure(ctx, t, 2)
-	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)}, "--local-node-groups="+groups, "--scan-interval=1s",
+	tl := testenv.StartTidalWith(runCtx, t, cluster(t).KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)}, "--local-node-groups="+groups, "--scan-interval=1s",
 		"--leader-elect=false", "--hpa-objects=true", "--hpa-metrics-source=simulated", "--hpa-workers=1",
 		"--hpa-sync-period=1s", "--max-inactivity=5s")
 	t.Cleanup(unblock) // before tidal's own clean-up stops it: a stuck worker would hold Run
@@ -59,8 +60,8 @@ func TestHealthzFailsWhenThePodLoopIsStuck(t *testing.T) {
 		return code == http.StatusOK && body == "ok", err
 	})
 
-	create(t, cluster.Client.AppsV1().Deployments(ns).Create, deployment(ns, "worker", 1, "100m", "64Mi"))
-	create(t, cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, &autoscalingv2.HorizontalPodAutoscaler{
+	create(t, cluster(t).Client.AppsV1().Deployments(ns).Create, deployment(ns, "worker", 1, "100m", "64Mi"))
+	create(t, cluster(t).Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, &autoscalingv2.HorizontalPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "worker"},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "worker"},

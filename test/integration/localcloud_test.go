@@ -27,7 +27,7 @@ func startCloud(t *testing.T, cfg *local.Config) (*local.Cloud, cloudprovider.No
 	t.Helper()
 	ctx, cancel := context.WithCancel(testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity))
 	t.Cleanup(cancel)
-	c, err := local.New(cluster.Client, cfg)
+	c, err := local.New(cluster(t).Client, cfg)
 	if err != nil {
 		t.Fatalf("new cloud: %v", err)
 	}
@@ -38,10 +38,11 @@ func startCloud(t *testing.T, cfg *local.Config) (*local.Cloud, cloudprovider.No
 }
 
 func TestLocalCloudGrowsAndShrinks(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "lcg-")
 	cloud, g := startCloud(t, cloudConfig("lcg", 1, 3, 300*time.Millisecond))
 	poll(t, 10*time.Second, "the min-size node to exist", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "lcg")
+		nodes, err := groupNodes(t, ctx, "lcg")
 		return len(nodes) == 1, err
 	})
 	if err := g.IncreaseSize(context.Background(), 3); err == nil || !strings.Contains(err.Error(), "exceed max size 3") {
@@ -65,7 +66,7 @@ func TestLocalCloudGrowsAndShrinks(t *testing.T) {
 		t.Fatalf("%d instances creating right after the request, want 2: %+v", creating, instances)
 	}
 	poll(t, 10*time.Second, "3 Ready nodes", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "lcg")
+		nodes, err := groupNodes(t, ctx, "lcg")
 		ready := 0
 		for i := range nodes {
 			if isReady(&nodes[i]) {
@@ -77,7 +78,7 @@ func TestLocalCloudGrowsAndShrinks(t *testing.T) {
 	if elapsed := time.Since(requested); elapsed < 300*time.Millisecond {
 		t.Fatalf("nodes appeared after %v, before the 300ms provisioning delay", elapsed)
 	}
-	nodes, _ := groupNodes(context.Background(), "lcg")
+	nodes, _ := groupNodes(t, context.Background(), "lcg")
 	ng, err := cloud.NodeGroupForNode(&nodes[0])
 	if err != nil || ng == nil || ng.Id() != "lcg" {
 		t.Fatalf("NodeGroupForNode(%s) = %v, %v", nodes[0].Name, ng, err)
@@ -89,7 +90,7 @@ func TestLocalCloudGrowsAndShrinks(t *testing.T) {
 		t.Fatalf("delete node: %v", err)
 	}
 	poll(t, 10*time.Second, "2 nodes left", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "lcg")
+		nodes, err := groupNodes(t, ctx, "lcg")
 		return len(nodes) == 2, err
 	})
 	if size, _ := g.TargetSize(); size != 2 {
@@ -98,6 +99,7 @@ func TestLocalCloudGrowsAndShrinks(t *testing.T) {
 }
 
 func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "lcf-")
 	cloud, g := startCloud(t, cloudConfig("lcf", 0, 5, 100*time.Millisecond))
 	failed := func() int {
@@ -134,7 +136,7 @@ func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
 	if n := failed(); n != 2 {
 		t.Fatalf("%d instances report out-of-capacity, want 2", n)
 	}
-	if nodes, _ := groupNodes(context.Background(), "lcf"); len(nodes) != 0 {
+	if nodes, _ := groupNodes(t, context.Background(), "lcf"); len(nodes) != 0 {
 		t.Fatalf("%d nodes created despite the capacity fault", len(nodes))
 	}
 	if err := g.DecreaseTargetSize(context.Background(), -2); err != nil {
@@ -156,7 +158,7 @@ func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
 		t.Fatalf("increase after clearing the fault: %v", err)
 	}
 	poll(t, 10*time.Second, "a node once the fault is cleared", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "lcf")
+		nodes, err := groupNodes(t, ctx, "lcf")
 		return len(nodes) == 1, err
 	})
 	if err := g.DecreaseTargetSize(context.Background(), -1); err == nil {
@@ -165,13 +167,14 @@ func TestLocalCloudFaultsSurfaceAsInstanceErrors(t *testing.T) {
 }
 
 func TestLocalCloudAdoptsExistingNodesAfterRestart(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "lca-")
 	first, g := startCloud(t, cloudConfig("lca", 0, 5, 0))
 	if err := g.IncreaseSize(context.Background(), 2); err != nil {
 		t.Fatalf("increase: %v", err)
 	}
 	poll(t, 10*time.Second, "2 nodes", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "lca")
+		nodes, err := groupNodes(t, ctx, "lca")
 		return len(nodes) == 2, err
 	})
 	_ = first
@@ -184,7 +187,7 @@ func TestLocalCloudAdoptsExistingNodesAfterRestart(t *testing.T) {
 		t.Fatalf("increase: %v", err)
 	}
 	poll(t, 10*time.Second, "a third node with a fresh name", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "lca")
+		nodes, err := groupNodes(t, ctx, "lca")
 		if err != nil || len(nodes) != 3 {
 			return false, err
 		}

@@ -33,10 +33,11 @@ func isReady(n *corev1.Node) bool { return core.IsNodeReady(n) }
 
 func TestLocalClusterRunsNodesAndPods(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: other tests' namespaces and nodes are no concern
 	ctx := context.Background()
 	deleteNodesOnCleanup(t, "lc-")
 	ns := newNamespace(t)
-	cs := cluster.Client
+	cs := cluster(t).Client
 
 	if _, err := cs.CoreV1().Nodes().Create(ctx, testNode("lc-1"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create node: %v", err)
@@ -113,9 +114,10 @@ func TestLocalClusterRunsNodesAndPods(t *testing.T) {
 
 func TestLocalClusterKubeconfigWorks(t *testing.T) {
 	t.Parallel()
-	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.KubeconfigPath)
+	clusters.Share(t) // no tidal: other tests' namespaces and nodes are no concern
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster(t).KubeconfigPath)
 	if err != nil {
-		t.Fatalf("load kubeconfig %s: %v", cluster.KubeconfigPath, err)
+		t.Fatalf("load kubeconfig %s: %v", cluster(t).KubeconfigPath, err)
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 // loaded and evaluated; deploy's tests check them against its
 // configuration.)
 func TestMonitoringRulesAndDashboardReadTidal(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "mon-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, "nodeGroups:\n- {name: mon-a, minSize: 1, maxSize: 4, zone: z, cpu: '2', memory: 4Gi, provisioningDelay: 500ms}\n")
@@ -40,11 +41,11 @@ func TestMonitoringRulesAndDashboardReadTidal(t *testing.T) {
 	waitRunning(t, ns, "web", 3, 90*time.Second)
 	waitPromValue(t, prom, `cluster_autoscaler_scaled_up_nodes_total`, 2, failed)
 	// Scale-down: without the pods the group goes back to its min size.
-	if err := cluster.Client.AppsV1().Deployments(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := cluster(t).Client.AppsV1().Deployments(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete deployment: %v", err)
 	}
 	poll(t, 90*time.Second, "mon-a back to 1 node", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "mon-a")
+		nodes, err := groupNodes(t, ctx, "mon-a")
 		return len(nodes) == 1, err
 	})
 	waitPromValue(t, prom, `sum(cluster_autoscaler_scaled_down_nodes_total)`, 2, failed)

@@ -20,8 +20,8 @@ var unschedulableReasons = []string{"scale_up_triggered", "fits_existing_or_upco
 
 // podsWithEvent maps the names of the pods of ns with an event of reason
 // to the event's message.
-func podsWithEvent(ctx context.Context, ns, reason string) (map[string]string, error) {
-	events, err := eventsFor(ctx, ns, reason)
+func podsWithEvent(t testing.TB, ctx context.Context, ns, reason string) (map[string]string, error) {
+	events, err := eventsFor(t, ctx, ns, reason)
 	out := map[string]string{}
 	for _, e := range events {
 		if e.InvolvedObject.Kind == "Pod" {
@@ -47,6 +47,7 @@ func groupStatus(st core.Status, name string) (core.NodeGroupStatus, bool) {
 // status ConfigMap and the metric count 2 refused of 4 pending, not the
 // whole equivalence group.
 func TestScaleUpTellsOnlyThePodsLeftWithoutANode(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "nt-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, `
@@ -82,10 +83,10 @@ nodeGroups:
 	var triggered, refused map[string]string
 	poll(t, 30*time.Second, "every pod told what became of it", func(ctx context.Context) (bool, error) {
 		var err error
-		if triggered, err = podsWithEvent(ctx, ns, "TriggeredScaleUp"); err != nil {
+		if triggered, err = podsWithEvent(t, ctx, ns, "TriggeredScaleUp"); err != nil {
 			return false, err
 		}
-		refused, err = podsWithEvent(ctx, ns, "NotTriggerScaleUp")
+		refused, err = podsWithEvent(t, ctx, ns, "NotTriggerScaleUp")
 		told := map[string]bool{}
 		for name := range triggered {
 			told[name] = true
@@ -129,6 +130,7 @@ nodeGroups:
 // TestScaleUpNamesTheResourceAPodLacks: a pod asking for 100 CPU, which no
 // group's nodes have, is told so in the scheduler's words.
 func TestScaleUpNamesTheResourceAPodLacks(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "cpu-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, `
@@ -143,7 +145,7 @@ nodeGroups:
 	var got map[string]string
 	poll(t, 60*time.Second, "a NotTriggerScaleUp event on the pod", func(ctx context.Context) (bool, error) {
 		var err error
-		got, err = podsWithEvent(ctx, ns, "NotTriggerScaleUp")
+		got, err = podsWithEvent(t, ctx, ns, "NotTriggerScaleUp")
 		return len(got) > 0, err
 	})
 	for name, msg := range got {
@@ -156,7 +158,7 @@ nodeGroups:
 			t.Fatalf("%s has %d nodes, want 0", g, n)
 		}
 	}
-	pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	pods, err := cluster(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil || len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != "" {
 		t.Fatalf("the 100-CPU pod: %d pods (err %v), want one, pending", len(pods.Items), err)
 	}

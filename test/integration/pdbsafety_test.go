@@ -18,12 +18,13 @@ import (
 )
 
 func TestScaleDownNeverBreaksAPDB(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "rnd-")
 	ns := newNamespace(t)
 	groups := "nodeGroups:\n- {name: rnd-a, minSize: 1, maxSize: 30, initialSize: 8, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 200ms}\n"
 	preloadNodes(t, groups)
 	ctx := context.Background()
-	watcher := testenv.WatchPDBs(t, cluster.Client, ns)
+	watcher := testenv.WatchPDBs(t, cluster(t).Client, ns)
 	tl := startTidal(t, append(scaleDownFlags, "--scale-down-unneeded-time=1s", "--local-node-groups="+writeGroups(t, groups))...)
 
 	seed := uint64(20261122)
@@ -64,12 +65,12 @@ func TestScaleDownNeverBreaksAPDB(t *testing.T) {
 	// conflict with the Deployment controller's writes.
 	scale := func(name string, a *app, replicas int32) {
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			s, err := cluster.Client.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+			s, err := cluster(t).Client.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			s.Spec.Replicas = replicas
-			_, err = cluster.Client.AppsV1().Deployments(ns).UpdateScale(ctx, name, s, metav1.UpdateOptions{})
+			_, err = cluster(t).Client.AppsV1().Deployments(ns).UpdateScale(ctx, name, s, metav1.UpdateOptions{})
 			return err
 		})
 		if err != nil {
@@ -87,8 +88,8 @@ func TestScaleDownNeverBreaksAPDB(t *testing.T) {
 	remove := func(name string) {
 		watcher.Unguard(name)
 		delete(apps, name)
-		_ = cluster.Client.AppsV1().Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{})
-		_ = cluster.Client.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		_ = cluster(t).Client.AppsV1().Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		_ = cluster(t).Client.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, metav1.DeleteOptions{})
 	}
 	for i := 0; i < 4; i++ {
 		create()

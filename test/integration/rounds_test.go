@@ -24,6 +24,7 @@ import (
 // before the scheduler places anything; tainted nodes still count as spread
 // domains, so taking the taints off one by one cannot skew the placement.
 func TestScaleUpRoundsFillTheirOwnNewNodes(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "sp-")
 	const key = "startup-taint.cluster-autoscaler.kubernetes.io/setup"
 	groups := writeGroups(t, fmt.Sprintf(`
@@ -33,7 +34,7 @@ nodeGroups:
 - {name: sp-c, minSize: 0, maxSize: 6, zone: zone-c, cpu: "4", memory: 16Gi, provisioningDelay: 200ms, taints: [{key: %[1]q, value: "true", effect: NoSchedule}]}
 `, key))
 	ns := newNamespace(t)
-	testenv.DumpOnFailure(t, cluster.Client, ns, "sp-")
+	testenv.DumpOnFailure(t, cluster(t).Client, ns, "sp-")
 	d := deployment(ns, "web", 8, "1500m", "1Gi")
 	d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
 		MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To[int32](3),
@@ -45,7 +46,7 @@ nodeGroups:
 
 	poll(t, 60*time.Second, "8 web pods Running", func(ctx context.Context) (bool, error) {
 		for _, g := range []string{"sp-a", "sp-b", "sp-c"} {
-			nodes, err := groupNodes(ctx, g)
+			nodes, err := groupNodes(t, ctx, g)
 			if err != nil {
 				return false, err
 			}
@@ -55,7 +56,7 @@ nodeGroups:
 				}
 			}
 		}
-		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		running := 0
 		for _, p := range pods.Items {
 			if p.Status.Phase == corev1.PodRunning {
@@ -85,7 +86,7 @@ nodeGroups:
 // assertNoEmptyNode fails when a node of the prefix runs no pod of app.
 func assertNoEmptyNode(t *testing.T, ns, app, prefix string) {
 	t.Helper()
-	pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
+	pods, err := cluster(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func assertNoEmptyNode(t *testing.T, ns, app, prefix string) {
 	for _, p := range pods.Items {
 		used[p.Spec.NodeName]++
 	}
-	nodes, err := cluster.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	nodes, err := cluster(t).Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func preloadNodes(t *testing.T, groupsYAML string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := local.New(cluster.Client, cfg)
+	c, err := local.New(cluster(t).Client, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func preloadNodes(t *testing.T, groupsYAML string) {
 	poll(t, 30*time.Second, fmt.Sprintf("%d preloaded nodes Ready", want), func(ctx context.Context) (bool, error) {
 		ready := 0
 		for _, g := range cfg.NodeGroups {
-			nodes, err := groupNodes(ctx, g.Name)
+			nodes, err := groupNodes(t, ctx, g.Name)
 			if err != nil {
 				return false, err
 			}
@@ -102,12 +102,13 @@ func minAvailablePDB(ns, app string, n int32) *policyv1.PodDisruptionBudget {
 
 func createPDB(t *testing.T, pdb *policyv1.PodDisruptionBudget) {
 	t.Helper()
-	if _, err := cluster.Client.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+	if _, err := cluster(t).Client.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create PDB %s: %v", pdb.Name, err)
 	}
 }
 
 func TestScaleDownDrainsAnUnderutilizedNode(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "sd-")
 	ns := newNamespace(t)
 	groups := "nodeGroups:\n- {name: sd-a, minSize: 0, maxSize: 5, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n"
@@ -119,10 +120,10 @@ func TestScaleDownDrainsAnUnderutilizedNode(t *testing.T) {
 	}
 	startTidal(t, append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups))...)
 	poll(t, 60*time.Second, "the group to shrink to 1 node", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "sd-a")
+		nodes, err := groupNodes(t, ctx, "sd-a")
 		return len(nodes) == 1, err
 	})
-	nodes, _ := groupNodes(context.Background(), "sd-a")
+	nodes, _ := groupNodes(t, context.Background(), "sd-a")
 	for _, p := range waitRunning(t, ns, "web", 2, 30*time.Second) {
 		if p.Spec.NodeName != nodes[0].Name {
 			t.Fatalf("pod %s runs on %s, not on the remaining node %s", p.Name, p.Spec.NodeName, nodes[0].Name)
@@ -132,19 +133,20 @@ func TestScaleDownDrainsAnUnderutilizedNode(t *testing.T) {
 		t.Fatalf("the remaining node keeps taints %v", taints)
 	}
 	poll(t, 10*time.Second, "ScaleDown events on the evicted pod", func(ctx context.Context) (bool, error) {
-		events, err := eventsFor(ctx, ns, "ScaleDown")
+		events, err := eventsFor(t, ctx, ns, "ScaleDown")
 		return len(events) > 0 && strings.Contains(events[0].Message, "deleting pod for node scale down"), err
 	})
 }
 
 func TestScaleDownKeepsNodesAndSaysWhy(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "keep-", "kmin-")
 	ns := newNamespace(t)
 	cases := []string{"anchor", "pdb", "noevict", "disabled", "system", "emptydir", "bare"}
 	groups := fmt.Sprintf("nodeGroups:\n- {name: keep, minSize: 0, maxSize: 20, initialSize: %d, zone: z, cpu: '8', memory: 32Gi}\n"+
 		"- {name: kmin, minSize: 2, maxSize: 4, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n", len(cases))
 	preloadNodes(t, groups)
-	nodes, _ := groupNodes(context.Background(), "keep")
+	nodes, _ := groupNodes(t, context.Background(), "keep")
 	node := map[string]string{}
 	for i, c := range cases {
 		node[c] = nodes[i].Name
@@ -157,7 +159,7 @@ func TestScaleDownKeepsNodesAndSaysWhy(t *testing.T) {
 		if edit != nil {
 			edit(p)
 		}
-		if _, err := cluster.Client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		if _, err := cluster(t).Client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,7 +176,7 @@ func TestScaleDownKeepsNodesAndSaysWhy(t *testing.T) {
 	annotateNode(t, node["disabled"], scaledown.ScaleDownDisabledAnnotation, "true")
 	createDeployment(t, onNode(deployment(metav1.NamespaceSystem, "sysagent-"+ns, 1, "500m", "1Gi"), node["system"]))
 	t.Cleanup(func() {
-		_ = cluster.Client.AppsV1().Deployments(metav1.NamespaceSystem).Delete(ctx, "sysagent-"+ns, metav1.DeleteOptions{})
+		_ = cluster(t).Client.AppsV1().Deployments(metav1.NamespaceSystem).Delete(ctx, "sysagent-"+ns, metav1.DeleteOptions{})
 	})
 	scratch := onNode(deployment(ns, "scratch", 1, "500m", "1Gi"), node["emptydir"])
 	scratch.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
@@ -230,6 +232,7 @@ func annotateNode(t *testing.T, name, key, value string) {
 }
 
 func TestScaleDownAbandonsARefusedDrain(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "ab-")
 	ns := newNamespace(t)
 	groups := "nodeGroups:\n- {name: ab-a, minSize: 0, maxSize: 5, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n"
@@ -243,7 +246,7 @@ func TestScaleDownAbandonsARefusedDrain(t *testing.T) {
 	second.Name = "web-too"
 	createPDB(t, second)
 	poll(t, 20*time.Second, "both PDBs to allow a disruption", func(ctx context.Context) (bool, error) {
-		list, err := cluster.Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
+		list, err := cluster(t).Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
 		for _, p := range list.Items {
 			if p.Status.DisruptionsAllowed < 1 {
 				return false, err
@@ -256,7 +259,7 @@ func TestScaleDownAbandonsARefusedDrain(t *testing.T) {
 	// untainted moment can be brief: the nodes are followed, not polled.
 	untainted := make(chan string, 16)
 	tainted := map[string]bool{}
-	testenv.FollowNodes(t, cluster.Client, local.NodeGroupLabel+"=ab-a", func(ev watch.Event) {
+	testenv.FollowNodes(t, cluster(t).Client, local.NodeGroupLabel+"=ab-a", func(ev watch.Event) {
 		n, ok := ev.Object.(*corev1.Node)
 		if !ok || ev.Type == watch.Deleted {
 			return
@@ -272,7 +275,7 @@ func TestScaleDownAbandonsARefusedDrain(t *testing.T) {
 	})
 	startTidal(t, append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups), "--max-pod-eviction-time=2s")...)
 	poll(t, 60*time.Second, "a ScaleDownFailed event", func(ctx context.Context) (bool, error) {
-		events, err := eventsFor(ctx, "default", "ScaleDownFailed")
+		events, err := eventsFor(t, ctx, "default", "ScaleDownFailed")
 		for _, e := range events {
 			if strings.HasPrefix(e.InvolvedObject.Name, "ab-a-") {
 				return true, nil
@@ -286,15 +289,15 @@ func TestScaleDownAbandonsARefusedDrain(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("no node's ToBeDeleted taint was taken off after the refused drain")
 	}
-	if nodes, err := groupNodes(context.Background(), "ab-a"); err != nil || len(nodes) != 2 {
+	if nodes, err := groupNodes(t, context.Background(), "ab-a"); err != nil || len(nodes) != 2 {
 		t.Fatalf("ab-a has %d nodes (%v), want 2: a node went although its drain was refused", len(nodes), err)
 	}
 	// Without the second PDB the drain goes through.
-	if err := cluster.Client.PolicyV1().PodDisruptionBudgets(ns).Delete(context.Background(), "web-too", metav1.DeleteOptions{}); err != nil {
+	if err := cluster(t).Client.PolicyV1().PodDisruptionBudgets(ns).Delete(context.Background(), "web-too", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 60*time.Second, "the node to go once the eviction is allowed", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "ab-a")
+		nodes, err := groupNodes(t, ctx, "ab-a")
 		return len(nodes) == 1, err
 	})
 	waitRunning(t, ns, "web", 2, 30*time.Second)
@@ -345,6 +348,7 @@ func goBuild(pkg, name string) (string, error) {
 }
 
 func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "kd-")
 	ns := newNamespace(t)
 	bin := buildTidal(t)
@@ -358,7 +362,7 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 	release := holdPods(t, ns, waitRunning(t, ns, "web", 2, 30*time.Second))
 
 	run := func(extra ...string) *exec.Cmd {
-		args := append([]string{"--kubeconfig=" + cluster.KubeconfigPath, "--address=" + freeAddress(t), "--cloud-provider=local",
+		args := append([]string{"--kubeconfig=" + cluster(t).KubeconfigPath, "--address=" + freeAddress(t), "--cloud-provider=local",
 			"--local-node-groups=" + groupsFile}, append(scaleDownFlags, extra...)...)
 		cmd := exec.Command(bin, args...)
 		logPath := filepath.Join(t.TempDir(), "tidal.log")
@@ -383,7 +387,7 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 	waitDrainStalled := func() string {
 		var drained string
 		poll(t, 60*time.Second, "a drain stalled on the held pod", func(ctx context.Context) (bool, error) {
-			nodes, err := groupNodes(ctx, "kd-a")
+			nodes, err := groupNodes(t, ctx, "kd-a")
 			if err != nil {
 				return false, err
 			}
@@ -392,7 +396,7 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 					drained = n.Name
 				}
 			}
-			list, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			list, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 			for _, p := range list.Items {
 				if p.DeletionTimestamp != nil && p.Spec.NodeName == drained {
 					return true, nil
@@ -410,13 +414,13 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = proc.Process.Wait()
-	n, _ := cluster.Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
+	n, _ := cluster(t).Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
 	if !hasToBeDeleted(n) {
 		t.Fatal("the killed tidal left no taint: the test did not catch it mid-drain")
 	}
 	startTidal(t, "--scan-interval=1s", "--leader-elect=false", "--scale-down-enabled=false", "--local-node-groups="+groupsFile)
 	poll(t, 15*time.Second, "the restarted tidal to remove the orphaned taint", func(ctx context.Context) (bool, error) {
-		n, err := cluster.Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
+		n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
 		return err == nil && !hasToBeDeleted(n), err
 	})
 	release()
@@ -424,6 +428,7 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 }
 
 func TestScaleDownStoppedMidDrainUntaints(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "st-")
 	ns := newNamespace(t)
 	groups := "nodeGroups:\n- {name: st-a, minSize: 0, maxSize: 5, initialSize: 2, zone: z, cpu: '4', memory: 16Gi}\n"
@@ -434,7 +439,7 @@ func TestScaleDownStoppedMidDrainUntaints(t *testing.T) {
 	tl := startTidal(t, append(scaleDownFlags, "--local-node-groups="+writeGroups(t, groups))...)
 	var drained string
 	poll(t, 60*time.Second, "a tainted node", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "st-a")
+		nodes, err := groupNodes(t, ctx, "st-a")
 		for _, n := range nodes {
 			if hasToBeDeleted(&n) {
 				drained = n.Name
@@ -447,7 +452,7 @@ func TestScaleDownStoppedMidDrainUntaints(t *testing.T) {
 	if err := tl.Stop(t); err != nil {
 		t.Fatalf("tidal's Run returned %v on shutdown", err)
 	}
-	n, err := cluster.Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
+	n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, drained, metav1.GetOptions{})
 	if err != nil || hasToBeDeleted(n) {
 		t.Fatalf("after a graceful stop the drained node keeps its taint (err %v)", err)
 	}

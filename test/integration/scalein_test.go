@@ -31,6 +31,7 @@ func pinned(d *appsv1.Deployment, node string) *appsv1.Deployment {
 // or the plan's tie-break by name), and that node then goes as an empty
 // node: no pod is evicted.
 func TestScaleInEmptiesTheLowestUtilizationNode(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "si-")
 	ns := newNamespace(t)
 	groups := "nodeGroups:\n- {name: si-a, minSize: 0, maxSize: 5, initialSize: 3, zone: z, cpu: '4', memory: 16Gi}\n"
@@ -38,7 +39,7 @@ func TestScaleInEmptiesTheLowestUtilizationNode(t *testing.T) {
 	// One replica per node, none can move to another (anti-affinity).
 	createDeployment(t, antiAffine(deployment(ns, "web", 3, "1", "1Gi")))
 	webPods := waitRunning(t, ns, "web", 3, 30*time.Second)
-	nodes, err := groupNodes(context.Background(), "si-a")
+	nodes, err := groupNodes(t, context.Background(), "si-a")
 	if err != nil || len(nodes) != 3 {
 		t.Fatalf("group si-a: %d nodes, %v", len(nodes), err)
 	}
@@ -74,11 +75,11 @@ func TestScaleInEmptiesTheLowestUtilizationNode(t *testing.T) {
 			MinReplicas:    ptr.To[int32](1), MaxReplicas: 2,
 		},
 	}
-	if _, err := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(context.Background(), hpa, metav1.CreateOptions{}); err != nil {
+	if _, err := cluster(t).Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(context.Background(), hpa, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create HorizontalPodAutoscaler: %v", err)
 	}
 	poll(t, 60*time.Second, "web scaled in to 2 replicas, without the one on "+target, func(ctx context.Context) (bool, error) {
-		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			return false, err
 		}
@@ -97,7 +98,7 @@ func TestScaleInEmptiesTheLowestUtilizationNode(t *testing.T) {
 		return true, nil
 	})
 	poll(t, 60*time.Second, target+" removed by scale-down", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "si-a")
+		nodes, err := groupNodes(t, ctx, "si-a")
 		return len(nodes) == 2 && !slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == target }), err
 	})
 	evicted, err := testenv.MetricSum(tl.Address, "tidal_evicted_pods_total")
@@ -108,7 +109,7 @@ func TestScaleInEmptiesTheLowestUtilizationNode(t *testing.T) {
 	if err != nil || written < 1 {
 		t.Errorf("tidal_pod_deletion_cost_writes_total{result=\"success\"} %v (%v), want at least 1", written, err)
 	}
-	if events, err := eventsFor(context.Background(), ns, "ScaleDown"); err != nil || len(events) != 0 {
+	if events, err := eventsFor(t, context.Background(), ns, "ScaleDown"); err != nil || len(events) != 0 {
 		t.Errorf("ScaleDown events in %s: %d (%v), want none", ns, len(events), err)
 	}
 }

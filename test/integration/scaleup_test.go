@@ -28,7 +28,7 @@ var wakeOnlyFlags = []string{"--scan-interval=1h", "--max-inactivity=2h", "--max
 
 func createDeployment(t *testing.T, d *appsv1.Deployment) {
 	t.Helper()
-	if _, err := cluster.Client.AppsV1().Deployments(d.Namespace).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+	if _, err := cluster(t).Client.AppsV1().Deployments(d.Namespace).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment %s: %v", d.Name, err)
 	}
 }
@@ -37,7 +37,7 @@ func waitRunning(t *testing.T, ns, app string, want int, timeout time.Duration) 
 	t.Helper()
 	var running []corev1.Pod
 	poll(t, timeout, fmt.Sprintf("%d %s pods Running", want, app), func(ctx context.Context) (bool, error) {
-		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 		if err != nil {
 			return false, err
 		}
@@ -56,14 +56,14 @@ func waitRunning(t *testing.T, ns, app string, want int, timeout time.Duration) 
 func waitCreated(t *testing.T, ns, app string, want int) {
 	t.Helper()
 	poll(t, 60*time.Second, fmt.Sprintf("%d %s pods created", want, app), func(ctx context.Context) (bool, error) {
-		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 		return err == nil && len(pods.Items) == want, err
 	})
 }
 
 func nodeCount(t *testing.T, group string) int {
 	t.Helper()
-	nodes, err := groupNodes(context.Background(), group)
+	nodes, err := groupNodes(t, context.Background(), group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +71,8 @@ func nodeCount(t *testing.T, group string) int {
 }
 
 // eventsFor lists the events with reason in ns.
-func eventsFor(ctx context.Context, ns, reason string) ([]corev1.Event, error) {
-	list, err := cluster.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+func eventsFor(t testing.TB, ctx context.Context, ns, reason string) ([]corev1.Event, error) {
+	list, err := cluster(t).Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("reason", reason).String(),
 	})
 	if err != nil {
@@ -90,6 +90,7 @@ func antiAffine(d *appsv1.Deployment) *appsv1.Deployment {
 }
 
 func TestScaleUpZoneSelectorGrowsOnlyTheMatchingGroup(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "zs-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, `
@@ -112,6 +113,7 @@ nodeGroups:
 }
 
 func TestScaleUpAntiAffinityGetsOneNodePerPodAtOnce(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "aa-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, "nodeGroups:\n- {name: aa-g, minSize: 0, maxSize: 10, zone: z, cpu: '8', memory: 32Gi, provisioningDelay: 200ms}\n")
@@ -134,6 +136,7 @@ func TestScaleUpAntiAffinityGetsOneNodePerPodAtOnce(t *testing.T) {
 }
 
 func TestScaleUpTaintedPoolOnlyForToleratingPods(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "tp-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, `
@@ -157,7 +160,7 @@ nodeGroups:
 			t.Fatalf("batch pod on %s", p.Spec.NodeName)
 		}
 	}
-	pods, _ := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=web"})
+	pods, _ := cluster(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=web"})
 	for _, p := range pods.Items {
 		if strings.HasPrefix(p.Spec.NodeName, "tp-batch-") {
 			t.Fatalf("intolerant pod %s landed on the tainted pool", p.Name)
@@ -166,6 +169,7 @@ nodeGroups:
 }
 
 func TestScaleUpMaxSizeGivesNotTriggerScaleUp(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "mx-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, "nodeGroups:\n- {name: mx-g, minSize: 1, maxSize: 1, zone: z, cpu: '2', memory: 8Gi}\n")
@@ -174,7 +178,7 @@ func TestScaleUpMaxSizeGivesNotTriggerScaleUp(t *testing.T) {
 	waitRunning(t, ns, "big", 1, 60*time.Second)
 	var msg string
 	poll(t, 30*time.Second, "a NotTriggerScaleUp event naming the max size", func(ctx context.Context) (bool, error) {
-		events, err := eventsFor(ctx, ns, "NotTriggerScaleUp")
+		events, err := eventsFor(t, ctx, ns, "NotTriggerScaleUp")
 		for _, e := range events {
 			msg = e.Message
 			if strings.Contains(e.Message, "pod didn't trigger scale-up: 1 max node group size reached") {
@@ -193,11 +197,11 @@ func setPriorities(t *testing.T, name, priorities string) {
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceSystem},
 		Data: map[string]string{"priorities": priorities}}
-	_, err := cluster.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Update(ctx, cm, metav1.UpdateOptions{})
+	_, err := cluster(t).Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Update(ctx, cm, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = cluster.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Create(ctx, cm, metav1.CreateOptions{})
+		_, err = cluster(t).Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Create(ctx, cm, metav1.CreateOptions{})
 		t.Cleanup(func() {
-			_ = cluster.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{})
+			_ = cluster(t).Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{})
 		})
 	}
 	if err != nil {
@@ -206,6 +210,7 @@ func setPriorities(t *testing.T, name, priorities string) {
 }
 
 func TestScaleUpPriorityConfigMapIsReread(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "pr-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, `
@@ -232,6 +237,7 @@ nodeGroups:
 }
 
 func TestScaleUpMalformedPriorityConfigMapFallsBack(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "mf-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, `
@@ -248,7 +254,7 @@ nodeGroups:
 		t.Fatalf("fallback chose huge %d small %d, want small", h, s)
 	}
 	poll(t, 20*time.Second, "a PriorityConfigMapInvalid warning on the ConfigMap", func(ctx context.Context) (bool, error) {
-		events, err := eventsFor(ctx, metav1.NamespaceSystem, "PriorityConfigMapInvalid")
+		events, err := eventsFor(t, ctx, metav1.NamespaceSystem, "PriorityConfigMapInvalid")
 		for _, e := range events {
 			if e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == "tidal-priority-expander" {
 				return true, nil
@@ -264,6 +270,7 @@ nodeGroups:
 // hour between scans, nothing else would wake it, as the pods were all
 // found unschedulable before it started. The pods hear of the failure.
 func TestScaleUpFailingGroupIsBackedOffAndNextGroupUsed(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "fg-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, `
@@ -290,7 +297,7 @@ nodeGroups:
 	}
 	const failed = "pod triggered a scale-up of fg-spot that failed: out of resources InsufficientInstanceCapacity: node group fg-spot: no capacity of this instance type in its zone"
 	poll(t, 30*time.Second, "the 4 pods told the spot group failed", func(ctx context.Context) (bool, error) {
-		told, err := podsWithEvent(ctx, ns, "FailedScaleUp")
+		told, err := podsWithEvent(t, ctx, ns, "FailedScaleUp")
 		for name, msg := range told {
 			if msg != failed {
 				t.Fatalf("pod %s: %q, want %q", name, msg, failed)
@@ -305,7 +312,7 @@ nodeGroups:
 func waitUnschedulable(t *testing.T, ns, app string, want int) {
 	t.Helper()
 	poll(t, 60*time.Second, fmt.Sprintf("%d %s pods unschedulable", want, app), func(ctx context.Context) (bool, error) {
-		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 		if err != nil {
 			return false, err
 		}
@@ -323,7 +330,7 @@ func readStatus(t *testing.T) core.Status {
 	t.Helper()
 	var st core.Status
 	poll(t, 10*time.Second, "the status ConfigMap", func(ctx context.Context) (bool, error) {
-		cm, err := cluster.Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "tidal-status", metav1.GetOptions{})
+		cm, err := cluster(t).Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "tidal-status", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -339,6 +346,7 @@ func readStatus(t *testing.T) core.Status {
 // ReplicaSet creates the pods in waves, which a busy machine may spread over
 // more than one decision, so this test counts nodes, not decisions.
 func TestScaleUpBurstIsDecidedWithoutWaitingForAScan(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "bu-")
 	ns := newNamespace(t)
 	groups := writeGroups(t, "nodeGroups:\n- {name: bu-g, minSize: 0, maxSize: 20, zone: z, cpu: '8', memory: 32Gi, provisioningDelay: 200ms}\n")

@@ -27,7 +27,7 @@ func dailyAt(t time.Time) string {
 func applySchedules(t *testing.T, data map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	cms := cluster.Client.CoreV1().ConfigMaps("kube-system")
+	cms := cluster(t).Client.CoreV1().ConfigMaps("kube-system")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: nodeschedule.ConfigMapName}, Data: data}
 	_, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
@@ -47,7 +47,7 @@ func applySchedules(t *testing.T, data map[string]string) {
 func readyNodes(t *testing.T, group string, want int, timeout time.Duration) {
 	t.Helper()
 	poll(t, timeout, fmt.Sprintf("exactly %d Ready nodes in %s", want, group), func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, group)
+		nodes, err := groupNodes(t, ctx, group)
 		if err != nil {
 			return false, err
 		}
@@ -62,6 +62,7 @@ func readyNodes(t *testing.T, group string, want int, timeout time.Duration) {
 }
 
 func TestScheduledNodeGroupMinimum(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "sch-")
 	groups := writeGroups(t, `
 nodeGroups:
@@ -85,7 +86,7 @@ nodeGroups:
 		t.Errorf("tidal_node_group_scheduled_min_size of sch-a = %v (%v), want 2", v, err)
 	}
 	poll(t, 30*time.Second, "a ScheduleInvalid event on the ConfigMap naming the broken entry", func(ctx context.Context) (bool, error) {
-		events, err := eventsFor(ctx, "kube-system", "ScheduleInvalid")
+		events, err := eventsFor(t, ctx, "kube-system", "ScheduleInvalid")
 		for _, e := range events {
 			if e.InvolvedObject.Name == nodeschedule.ConfigMapName && strings.Contains(e.Message, `schedules "broken": nodeGroup: "sch-nowhere"`) {
 				return true, nil
@@ -94,7 +95,7 @@ nodeGroups:
 		return false, err
 	})
 	poll(t, 30*time.Second, "the status naming the broken entry and sch-a's scheduled minimum", func(ctx context.Context) (bool, error) {
-		cm, err := cluster.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, config.DefaultScaleUpOptions().StatusConfigMapName, metav1.GetOptions{})
+		cm, err := cluster(t).Client.CoreV1().ConfigMaps("kube-system").Get(ctx, config.DefaultScaleUpOptions().StatusConfigMapName, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -119,6 +120,7 @@ nodeGroups:
 }
 
 func TestAllocationTriggerAddsNodeWithoutPendingPods(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "alt-")
 	ns := newNamespace(t)
 	groups := `
@@ -148,7 +150,7 @@ nodeGroups:
 	if v, err := metricValue(tl.Address, `tidal_allocation_trigger_scale_ups_total{node_group="alt-a",rule="spare-cpu"}`); err != nil || v != 1 {
 		t.Errorf("tidal_allocation_trigger_scale_ups_total = %v (%v), want 1", v, err)
 	}
-	pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	pods, err := cluster(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

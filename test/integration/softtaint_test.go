@@ -23,6 +23,7 @@ import (
 // per iteration, within --max-bulk-soft-taint-count and
 // --max-bulk-soft-taint-time, so the loop never stalls on them.
 func TestSoftTaintBurstIsBoundedPerIteration(t *testing.T) {
+	parallel(t)
 	const nodes = 12
 	deleteNodesOnCleanup(t, "sb-")
 	groups := fmt.Sprintf("nodeGroups:\n- {name: sb-a, minSize: 0, maxSize: 20, initialSize: %d, zone: z, cpu: '4', memory: 16Gi}\n", nodes)
@@ -50,7 +51,7 @@ func TestSoftTaintBurstIsBoundedPerIteration(t *testing.T) {
 // taint in each iteration that took some off.
 func softTaintBurst(t *testing.T, groupsFile string, slow time.Duration, args ...string) []int {
 	ctx := context.Background()
-	list, err := groupNodes(ctx, "sb-a")
+	list, err := groupNodes(t, ctx, "sb-a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func softTaintBurst(t *testing.T, groupsFile string, slow time.Duration, args ..
 		annotateNode(t, n.Name, scaledown.ScaleDownDisabledAnnotation, "true")
 		taint := corev1.Taint{Key: scaledown.DeletionCandidateTaint, Value: strconv.FormatInt(time.Now().Unix(), 10), Effect: corev1.TaintEffectPreferNoSchedule}
 		patch := fmt.Sprintf(`{"spec":{"taints":[{"key":%q,"value":%q,"effect":%q}]}}`, taint.Key, taint.Value, taint.Effect)
-		if _, err := cluster.Client.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		if _, err := cluster(t).Client.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,7 +89,7 @@ func softTaintBurst(t *testing.T, groupsFile string, slow time.Duration, args ..
 	tl := startTidalWith(t, tr, append([]string{"--scan-interval=1s", "--leader-elect=false", "--address=" + address,
 		"--local-node-groups=" + groupsFile}, args...)...)
 	poll(t, 120*time.Second, "every deletion candidate taint taken off", func(ctx context.Context) (bool, error) {
-		list, err := groupNodes(ctx, "sb-a")
+		list, err := groupNodes(t, ctx, "sb-a")
 		for _, n := range list {
 			for _, taint := range n.Spec.Taints {
 				if taint.Key == scaledown.DeletionCandidateTaint {

@@ -55,7 +55,7 @@ object.metadata.?annotations[?%[2]q].orValue("") == "true"`, corev1.TaintNodeNot
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
 	}
-	api := cluster.Client.AdmissionregistrationV1()
+	api := cluster(t).Client.AdmissionregistrationV1()
 	if _, err := api.ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the hold policy: %v", err)
 	}
@@ -76,15 +76,15 @@ func waitHoldInForce(t *testing.T, name string) {
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-probe", Labels: map[string]string{holdLabel: "true"}},
 		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}},
 	}
-	if _, err := cluster.Client.CoreV1().Nodes().Create(ctx, probe.DeepCopy(), metav1.CreateOptions{}); err != nil {
+	if _, err := cluster(t).Client.CoreV1().Nodes().Create(ctx, probe.DeepCopy(), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the probe node: %v", err)
 	}
 	defer func() {
-		if err := cluster.Client.CoreV1().Nodes().Delete(ctx, probe.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := cluster(t).Client.CoreV1().Nodes().Delete(ctx, probe.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete the probe node: %v", err)
 		}
 	}()
-	nodes := cluster.Client.CoreV1().Nodes()
+	nodes := cluster(t).Client.CoreV1().Nodes()
 	poll(t, 30*time.Second, "the not-ready hold to be enforced", func(ctx context.Context) (bool, error) {
 		n, err := nodes.Get(ctx, probe.Name, metav1.GetOptions{})
 		if err != nil {
@@ -133,7 +133,7 @@ func scaleUpPastTaint(t *testing.T, group, key string, flags ...string) {
 	tl := startTidal(t, append(scaleUpFlags, flags...)...)
 	var held []string
 	poll(t, 60*time.Second, fmt.Sprintf("2 %s nodes Ready with taint %s", group, key), func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, group)
+		nodes, err := groupNodes(t, ctx, group)
 		held = held[:0]
 		for _, n := range nodes {
 			if isReady(&n) && hasTaintKey(&n, key) {
@@ -173,6 +173,7 @@ func iterationCount(tl *tidal) (float64, error) {
 // not-ready taint the API server put on it; on a busy cluster that takes
 // seconds. Meanwhile the pods cannot land there, yet the node is coming.
 func TestScaleUpCountsReadyNodesWithTheNotReadyTaintAsUpcoming(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "nr-")
 	holdNotReadyTaint(t)
 	groups := writeGroups(t, fmt.Sprintf(`
@@ -187,6 +188,7 @@ nodeGroups:
 // prefix. Templates leave it out, so the group can grow for pods that do
 // not tolerate it, and its nodes count as coming while they carry it.
 func TestScaleUpThroughAStartupTaint(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "st-")
 	const key = "startup-taint.cluster-autoscaler.kubernetes.io/driver-installing"
 	scaleUpPastTaint(t, "st-g", key, "--local-node-groups="+writeStartupTaintedGroup(t, "st-g", key))

@@ -18,6 +18,7 @@ import (
 )
 
 func TestScaleUpEndToEnd(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	deleteNodesOnCleanup(t, "e2e-")
 	ns := newNamespace(t)
@@ -27,16 +28,16 @@ nodeGroups:
 `)
 	startTidal(t, "--local-node-groups="+groups, "--scan-interval=1s", "--leader-elect=false")
 	poll(t, 20*time.Second, "the group's first node Ready", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "e2e-a")
+		nodes, err := groupNodes(t, ctx, "e2e-a")
 		return len(nodes) == 1 && isReady(&nodes[0]), err
 	})
 
 	// 10 pods of 1.5 CPU: 2 per 4-CPU node, so 5 nodes in all.
-	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, deployment(ns, "web", 10, "1500m", "1Gi"), metav1.CreateOptions{}); err != nil {
+	if _, err := cluster(t).Client.AppsV1().Deployments(ns).Create(ctx, deployment(ns, "web", 10, "1500m", "1Gi"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment: %v", err)
 	}
 	poll(t, 60*time.Second, "all 10 pods Running", func(ctx context.Context) (bool, error) {
-		pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -48,14 +49,14 @@ nodeGroups:
 		}
 		return running == 10, nil
 	})
-	nodes, err := groupNodes(ctx, "e2e-a")
+	nodes, err := groupNodes(t, ctx, "e2e-a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(nodes) != 5 {
 		t.Fatalf("group has %d nodes, want exactly 5 for 10 pods of 1.5 CPU on 4-CPU nodes", len(nodes))
 	}
-	events, err := cluster.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+	events, err := cluster(t).Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("reason", "TriggeredScaleUp").String(),
 	})
 	if err != nil || len(events.Items) == 0 {
@@ -80,6 +81,7 @@ nodeGroups:
 }
 
 func TestHealthzAndMetrics(t *testing.T) {
+	parallel(t)
 	deleteNodesOnCleanup(t, "hm-")
 	groups := writeGroups(t, "nodeGroups:\n- {name: hm-a, minSize: 0, maxSize: 2, zone: z, cpu: '2', memory: 4Gi}\n")
 	tl := startTidal(t, "--local-node-groups="+groups, "--scan-interval=1s", "--leader-elect=false")
@@ -104,6 +106,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 }
 
 func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	deleteNodesOnCleanup(t, "le-")
 	groups := writeGroups(t, "nodeGroups:\n- {name: le-a, minSize: 1, maxSize: 2, zone: z, cpu: '2', memory: 4Gi}\n")
@@ -112,7 +115,7 @@ func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
 		"--leader-elect-lease-duration=1h", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=200ms"}
 	first := startTidal(t, flags...)
 	holder := func(ctx context.Context) (string, error) {
-		l, err := cluster.Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, lease, metav1.GetOptions{})
+		l, err := cluster(t).Client.CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, lease, metav1.GetOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -125,7 +128,7 @@ func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
 		return id != "", err
 	})
 	poll(t, 15*time.Second, "the leader's cloud to bring le-a to its min size", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "le-a")
+		nodes, err := groupNodes(t, ctx, "le-a")
 		return len(nodes) == 1, err
 	})
 	second := startTidal(t, flags...)
@@ -150,7 +153,7 @@ func TestLeaderElectionAndGracefulShutdown(t *testing.T) {
 	if id, _ := holder(ctx); id != "" {
 		t.Fatalf("lease still held by %q after both replicas stopped", id)
 	}
-	if nodes, _ := groupNodes(ctx, "le-a"); len(nodes) != 1 {
+	if nodes, _ := groupNodes(t, ctx, "le-a"); len(nodes) != 1 {
 		t.Fatalf("le-a has %d nodes after the handover, want 1 (no duplicate machines)", len(nodes))
 	}
 	_ = fmt.Sprint()

@@ -95,6 +95,7 @@ type coopRun struct {
 // TestLoopsCooperate runs the scenario with provision-ahead, then without,
 // on fresh node groups each time.
 func TestLoopsCooperate(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	with := coopScenario(t, "ca", true)
 	without := coopScenario(t, "cb", false)
@@ -120,7 +121,7 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	sim := metrics.NewSimulated()
 	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 1, maxSize: 6, initialSize: 1, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 2s}\n", group)
 	runCtx := testenv.LogOnFailure(ctx, t, testenv.LogVerbosity)
-	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
+	tl := testenv.StartTidalWith(runCtx, t, cluster(t).KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
 		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=2s",
 		fmt.Sprintf("--provision-ahead=%v", ahead), "--hpa-metrics-source=simulated", "--hpa-sync-period="+coopSyncPeriod.String(),
 		"--hpa-downscale-stabilization=3s", "--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s",
@@ -156,7 +157,7 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 			t.Logf("replicas %v nodes %v", replicas.values, nodes.values)
 			pa := hpaGetPA(t, ns, "web")
 			t.Logf("PodAutoscaler status: %+v", pa.Status)
-			events, _ := cluster.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+			events, _ := cluster(t).Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
 			for _, e := range events.Items {
 				if e.InvolvedObject.Kind != "Pod" || e.Source.Component == "tidal" {
 					t.Logf("event %s %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
@@ -172,7 +173,7 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	}
 	hpaWaitEvent(t, "kube-system", "ScaledUpGroup", "node group "+group+" size 1 -> 3 (max: 6)")
 	poll(t, 60*time.Second, "every new replica Ready", func(ctx context.Context) (bool, error) {
-		d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		d, err := cluster(t).Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas == 8, err
 	})
 	run.stepToReady = time.Since(step)
@@ -193,7 +194,7 @@ func coopScenario(t *testing.T, prefix string, ahead bool) coopRun {
 	sim.Set(ns+"/requests", metrics.Constant(20))
 	hpaWaitReplicas(t, ns, "web", 2, 60*time.Second)
 	poll(t, 90*time.Second, "the added nodes removed", func(ctx context.Context) (bool, error) {
-		n, err := groupNodes(ctx, group)
+		n, err := groupNodes(t, ctx, group)
 		return len(n) == 1, err
 	})
 	downReplicas, downNodes := replicas.reset(), nodes.reset()
@@ -222,14 +223,14 @@ func guardedAndWeb(t *testing.T, ns, group string) {
 	onPool := map[string]string{local.NodeGroupLabel: group}
 	guarded := deployment(ns, "guarded", 2, "250m", "256Mi")
 	guarded.Spec.Template.Spec.NodeSelector = onPool
-	create(t, cluster.Client.AppsV1().Deployments(ns).Create, guarded)
-	create(t, cluster.Client.PolicyV1().PodDisruptionBudgets(ns).Create, &policyv1.PodDisruptionBudget{
+	create(t, cluster(t).Client.AppsV1().Deployments(ns).Create, guarded)
+	create(t, cluster(t).Client.PolicyV1().PodDisruptionBudgets(ns).Create, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: ns},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}})
 	web := deployment(ns, "web", 2, "900m", "1Gi")
 	web.Spec.Template.Spec.NodeSelector = onPool
-	create(t, cluster.Client.AppsV1().Deployments(ns).Create, web)
+	create(t, cluster(t).Client.AppsV1().Deployments(ns).Create, web)
 	hpaWaitRunning(t, ns, "guarded", 2)
 	hpaWaitRunning(t, ns, "web", 2)
 }
@@ -263,10 +264,10 @@ func watchCounts(t *testing.T, ns, group string, replicas, nodes *series, waitin
 	wg.Go(func() {
 		ctx := context.Background()
 		for {
-			if r, err := hpaReplicas(ctx, ns, "web"); err == nil {
+			if r, err := hpaReplicas(t, ctx, ns, "web"); err == nil {
 				replicas.add(int(r))
 			}
-			if n, err := groupNodes(ctx, group); err == nil {
+			if n, err := groupNodes(t, ctx, group); err == nil {
 				nodes.add(len(n))
 			}
 			if pa, err := pas.Get(ctx, "web", metav1.GetOptions{}); err == nil {
@@ -285,7 +286,7 @@ func watchCounts(t *testing.T, ns, group string, replicas, nodes *series, waitin
 }
 
 func podUIDs(t *testing.T, ns, app string) string {
-	pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
+	pods, err := cluster(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func podUIDs(t *testing.T, ns, app string) string {
 }
 
 func nodeCountOf(t *testing.T, group string) int {
-	n, err := groupNodes(context.Background(), group)
+	n, err := groupNodes(t, context.Background(), group)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ const cpuMetric = `metrics: [{type: Resource, resource: {name: cpu, target: {typ
 
 func TestCRDRefusesWhatTheHPARefuses(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -88,6 +89,7 @@ func TestCRDRefusesWhatTheHPARefuses(t *testing.T) {
 // (TestParseWatermarksRefusesWhatTheCRDRefuses).
 func TestCRDBoundsWatermarks(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -117,7 +119,7 @@ func TestCRDBoundsWatermarks(t *testing.T) {
 
 func dynamicClient(t *testing.T) dynamic.Interface {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(cluster.Config)
+	dyn, err := dynamic.NewForConfig(cluster(t).Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +182,7 @@ func hasCause(got []metav1.StatusCause, want metav1.StatusCause) bool {
 // HorizontalPodAutoscaler's, so a spec reads back the same as either.
 func TestCRDDefaultsMinReplicasLikeTheHPA(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -205,8 +208,9 @@ func TestCRDDefaultsMinReplicasLikeTheHPA(t *testing.T) {
 // the cluster serves claims it (pa is Knative Serving's PodAutoscaler).
 func TestCRDShortName(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	hpaInstallCRD(t)
-	_, lists, err := cluster.Client.Discovery().ServerGroupsAndResources()
+	_, lists, err := cluster(t).Client.Discovery().ServerGroupsAndResources()
 	if err != nil {
 		t.Fatalf("discovery: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 // pod loop asks again within a second or so, not after the ten seconds it
 // leaves a CRD that is not installed.
 func TestPodLoopAsksAgainAfterADiscoveryError(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	hpaNamespace(t)
 	const path = "/apis/autoscaling.tidal.dev/v1alpha1"
@@ -34,7 +35,7 @@ func TestPodLoopAsksAgainAfterADiscoveryError(t *testing.T) {
 		}
 	})
 	ctx := testenv.LogOnFailure(context.Background(), t, 2)
-	testenv.StartTidalWith(ctx, t, cluster.KubeconfigPath, []app.Option{app.WithTransport(tr.Wrap)},
+	testenv.StartTidalWith(ctx, t, cluster(t).KubeconfigPath, []app.Option{app.WithTransport(tr.Wrap)},
 		"--leader-elect=false", "--local-node-groups="+writeGroups(t, hpaGroups), "--scan-interval=1s", "--hpa-sync-period=1s")
 	poll(t, 30*time.Second, "the pod loop to ask discovery twice", func(context.Context) (bool, error) {
 		mu.Lock()

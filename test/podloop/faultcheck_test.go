@@ -34,17 +34,17 @@ func (s *faultScene) waitSettled(replicas int, timeout time.Duration) {
 // and the autoscaler's status says so; if not, the error says what is
 // missing.
 func (s *faultScene) settled(ctx context.Context, replicas int) (bool, error) {
-	d, err := cluster.Client.AppsV1().Deployments(s.ns).Get(ctx, "web", metav1.GetOptions{})
+	d, err := cluster(s.t).Client.AppsV1().Deployments(s.ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		return false, err
 	}
 	if r := int32(replicas); ptr.Deref(d.Spec.Replicas, 0) != r || d.Status.ReadyReplicas != r || d.Status.Replicas != r {
 		return false, fmt.Errorf("web: %d replicas asked, %d there, %d Ready; want %d", ptr.Deref(d.Spec.Replicas, 0), d.Status.Replicas, d.Status.ReadyReplicas, r)
 	}
-	if g, err := cluster.Client.AppsV1().Deployments(s.ns).Get(ctx, "guarded", metav1.GetOptions{}); err == nil && g.Status.ReadyReplicas != 2 {
+	if g, err := cluster(s.t).Client.AppsV1().Deployments(s.ns).Get(ctx, "guarded", metav1.GetOptions{}); err == nil && g.Status.ReadyReplicas != 2 {
 		return false, fmt.Errorf("guarded: %d Ready, want 2", g.Status.ReadyReplicas)
 	}
-	nodes, err := groupNodes(ctx, s.group)
+	nodes, err := groupNodes(s.t, ctx, s.group)
 	if err != nil {
 		return false, err
 	}
@@ -70,7 +70,7 @@ func (s *faultScene) settled(ctx context.Context, replicas int) (bool, error) {
 
 // scaleDownStatus is what tidal's status ConfigMap says of scale-down.
 func (s *faultScene) scaleDownStatus(ctx context.Context) string {
-	cm, err := cluster.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "tidal-status", metav1.GetOptions{})
+	cm, err := cluster(s.t).Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "tidal-status", metav1.GetOptions{})
 	if err != nil {
 		return fmt.Sprintf("no status: %v", err)
 	}

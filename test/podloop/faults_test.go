@@ -63,10 +63,11 @@ func need(replicas int) int { return max(2, (replicas+1)/2) }
 // pod, no PDB is broken and no scale-up asks for more nodes than the pods
 // need; once they stop, both loops settle within a minute.
 func TestLoopsUnderAPIAndCloudFaults(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	s := newFaultScene(t, "fz-pool")
-	deletions := testenv.WatchNodeDeletions(t, cluster.Client, local.NodeGroupLabel+"="+s.group)
-	pdbs := testenv.WatchPDBs(t, cluster.Client, s.ns)
+	deletions := testenv.WatchNodeDeletions(t, cluster(t).Client, local.NodeGroupLabel+"="+s.group)
+	pdbs := testenv.WatchPDBs(t, cluster(t).Client, s.ns)
 	start := time.Now()
 
 	for i, step := range []struct {
@@ -126,8 +127,8 @@ func newFaultScene(t *testing.T, group string) *faultScene {
 	// The scan interval is tidal's default: scale-ups follow unschedulable
 	// pods and the pod loop's rescales, removals their due time, as on a
 	// user's cluster; short timers elsewhere keep the scenario quick.
-	s.tidal = testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithTransport(s.api.Wrap), app.WithCloud(s.cloud.Wrap),
-		app.WithSimulatedMetrics(s.sim), app.WithLocalCloudClient(cluster.Client)},
+	s.tidal = testenv.StartTidalWith(runCtx, t, cluster(t).KubeconfigPath, []app.Option{app.WithTransport(s.api.Wrap), app.WithCloud(s.cloud.Wrap),
+		app.WithSimulatedMetrics(s.sim), app.WithLocalCloudClient(cluster(t).Client)},
 		"--leader-elect=false", "--local-node-groups="+writeGroups(t, groups), "--scan-interval=10s",
 		"--hpa-metrics-source=simulated", "--hpa-sync-period=5s", "--hpa-downscale-stabilization=3s",
 		"--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=0s", "--scale-down-delay-after-delete=0s",
@@ -136,7 +137,7 @@ func newFaultScene(t *testing.T, group string) *faultScene {
 	waitFirstNodeReady(t, group, time.Minute)
 	web := deployment(s.ns, "web", 2, "1500m", "1Gi")
 	web.Spec.Template.Spec.NodeSelector = map[string]string{local.NodeGroupLabel: group}
-	create(t, cluster.Client.AppsV1().Deployments(s.ns).Create, web)
+	create(t, cluster(t).Client.AppsV1().Deployments(s.ns).Create, web)
 	hpaCreatePA(t, faultAutoscaler(s.ns))
 	hpaWaitRunning(t, s.ns, "web", 2)
 	stop := watchCounts(t, s.ns, group, &series{}, s.nodes, &messages{})
@@ -166,7 +167,7 @@ func (s *faultScene) load(rps int, phase string) {
 // the ReplicaSet keeps when it scales down are on the first two nodes, the
 // guarded pods on the other two, which are then the emptiest.
 func (s *faultScene) placeForDrains(pdbs *testenv.PDBWatcher) {
-	nodes, err := groupNodes(context.Background(), s.group)
+	nodes, err := groupNodes(s.t, context.Background(), s.group)
 	if err != nil || len(nodes) != 4 {
 		s.t.Fatalf("%d nodes (%v), want 4", len(nodes), err)
 	}
@@ -181,13 +182,13 @@ func (s *faultScene) placeForDrains(pdbs *testenv.PDBWatcher) {
 // that the ReplicaSet keeps it when it scales down.
 func (s *faultScene) keepAWebPodOn(node string) {
 	ctx := context.Background()
-	pods, err := cluster.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web",
+	pods, err := cluster(s.t).Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web",
 		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
 	if err != nil || len(pods.Items) == 0 {
 		s.t.Fatalf("no web pod on %s (%v)", node, err)
 	}
 	patch := []byte(`{"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"1000"}}}`)
-	if _, err := cluster.Client.CoreV1().Pods(s.ns).Patch(ctx, pods.Items[0].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := cluster(s.t).Client.CoreV1().Pods(s.ns).Patch(ctx, pods.Items[0].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		s.t.Fatal(err)
 	}
 }
@@ -206,8 +207,8 @@ func (s *faultScene) guarded(pdbs *testenv.PDBWatcher, prefer ...string) {
 			Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
 				Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: prefer}}}}}},
 	}
-	create(t, cluster.Client.AppsV1().Deployments(s.ns).Create, g)
-	create(t, cluster.Client.PolicyV1().PodDisruptionBudgets(s.ns).Create, &policyv1.PodDisruptionBudget{
+	create(t, cluster(s.t).Client.AppsV1().Deployments(s.ns).Create, g)
+	create(t, cluster(s.t).Client.PolicyV1().PodDisruptionBudgets(s.ns).Create, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: s.ns},
 		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: g.Spec.Selector}})
 	pdbs.Guard("guarded", 1)

@@ -23,21 +23,19 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
+	"github.com/tidal-autoscaler/tidal/localcluster"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // hpaCRDPath is the generated PodAutoscaler CRD.
 var hpaCRDPath = filepath.Join("..", "..", "deploy", "crd", "autoscaling.tidal.dev_podautoscalers.yaml")
 
-var hpaCRDOnce sync.Once
-
-// hpaInstallCRD applies deploy/crd once per test binary and waits until the
-// API server serves PodAutoscalers.
+// hpaInstallCRD applies deploy/crd to the test's cluster (where it stays
+// until the test ends) and waits until the API server serves
+// PodAutoscalers.
 func hpaInstallCRD(t *testing.T) {
 	t.Helper()
-	var err error
-	hpaCRDOnce.Do(func() { err = hpaApplyCRD() })
-	if err != nil {
+	if err := hpaApplyCRD(cluster(t)); err != nil {
 		t.Fatalf("install the PodAutoscaler CRD: %v", err)
 	}
 	poll(t, 30*time.Second, "PodAutoscalers to be served", func(ctx context.Context) (bool, error) {
@@ -46,7 +44,7 @@ func hpaInstallCRD(t *testing.T) {
 	})
 }
 
-func hpaApplyCRD() error {
+func hpaApplyCRD(c *localcluster.Cluster) error {
 	raw, err := os.ReadFile(hpaCRDPath)
 	if err != nil {
 		return err
@@ -55,7 +53,7 @@ func hpaApplyCRD() error {
 	if err := yaml.UnmarshalStrict(raw, crd); err != nil {
 		return fmt.Errorf("%s: %w", hpaCRDPath, err)
 	}
-	client, err := apiextensions.NewForConfig(cluster.Config)
+	client, err := apiextensions.NewForConfig(c.Config)
 	if err != nil {
 		return err
 	}
@@ -68,7 +66,7 @@ func hpaApplyCRD() error {
 
 func hpaPAClient(t *testing.T) *v1alpha1.Client {
 	t.Helper()
-	c, err := v1alpha1.NewForConfig(cluster.Config)
+	c, err := v1alpha1.NewForConfig(cluster(t).Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +101,10 @@ func hpaStartTidal(t *testing.T, ctx context.Context, args ...string) *tidal {
 // hpaStartTidalWith is hpaStartTidal with options for Run.
 func hpaStartTidalWith(t *testing.T, ctx context.Context, options []app.Option, args ...string) *tidal {
 	t.Helper()
-	tl := testenv.StartTidalWith(ctx, t, cluster.KubeconfigPath, options, append([]string{"--leader-elect=false",
+	tl := testenv.StartTidalWith(ctx, t, cluster(t).KubeconfigPath, options, append([]string{"--leader-elect=false",
 		"--local-node-groups=" + writeGroups(t, hpaGroups), "--scan-interval=1s", "--hpa-sync-period=1s"}, args...)...)
 	poll(t, 30*time.Second, "the hpa-a node Ready", func(ctx context.Context) (bool, error) {
-		nodes, err := groupNodes(ctx, "hpa-a")
+		nodes, err := groupNodes(t, ctx, "hpa-a")
 		return len(nodes) >= 1 && isReady(&nodes[0]), err
 	})
 	return tl
@@ -116,7 +114,7 @@ func hpaStartTidalWith(t *testing.T, ctx context.Context, options []app.Option, 
 // until they run.
 func hpaDeployment(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
-	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(context.Background(), deployment(ns, name, replicas, "100m", "64Mi"), metav1.CreateOptions{}); err != nil {
+	if _, err := cluster(t).Client.AppsV1().Deployments(ns).Create(context.Background(), deployment(ns, name, replicas, "100m", "64Mi"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment: %v", err)
 	}
 	hpaWaitRunning(t, ns, name, replicas)
@@ -126,14 +124,14 @@ func hpaDeployment(t *testing.T, ns, name string, replicas int32) {
 func hpaWaitRunning(t *testing.T, ns, name string, n int32) {
 	t.Helper()
 	poll(t, 60*time.Second, fmt.Sprintf("%d running pods of %s", n, name), func(ctx context.Context) (bool, error) {
-		pods, err := hpaRunningPods(ctx, ns, "app="+name)
+		pods, err := hpaRunningPods(ctx, cluster(t).Client, ns, "app="+name)
 		return int32(len(pods)) == n, err
 	})
 }
 
 // hpaReplicas reads a Deployment's spec.replicas.
-func hpaReplicas(ctx context.Context, ns, name string) (int32, error) {
-	d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+func hpaReplicas(t testing.TB, ctx context.Context, ns, name string) (int32, error) {
+	d, err := cluster(t).Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -144,7 +142,7 @@ func hpaReplicas(ctx context.Context, ns, name string) (int32, error) {
 func hpaWaitReplicas(t *testing.T, ns, name string, n int32, timeout time.Duration) {
 	t.Helper()
 	poll(t, timeout, fmt.Sprintf("%s/%s scaled to %d", ns, name, n), func(ctx context.Context) (bool, error) {
-		r, err := hpaReplicas(ctx, ns, name)
+		r, err := hpaReplicas(t, ctx, ns, name)
 		return r == n, err
 	})
 }
@@ -154,7 +152,7 @@ func hpaHoldReplicas(t *testing.T, ns, name string, n int32, d time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		r, err := hpaReplicas(ctx, ns, name)
+		r, err := hpaReplicas(t, ctx, ns, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +241,7 @@ func hpaCondition(pa *v1alpha1.PodAutoscaler, typ autoscalingv2.HorizontalPodAut
 // hpaEvents lists the events of one reason in a namespace.
 func hpaEvents(t *testing.T, ns, reason string) []corev1.Event {
 	t.Helper()
-	list, err := cluster.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+	list, err := cluster(t).Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("reason", reason).String(),
 	})
 	if err != nil {
@@ -277,10 +275,10 @@ type hpaReplicaTrace struct {
 	done   chan struct{}
 }
 
-func hpaTraceReplicas(ns, name string) *hpaReplicaTrace {
+func hpaTraceReplicas(t testing.TB, ns, name string) *hpaReplicaTrace {
 	tr := &hpaReplicaTrace{stop: make(chan struct{}), done: make(chan struct{})}
 	read := func() {
-		if r, err := hpaReplicas(context.Background(), ns, name); err == nil {
+		if r, err := hpaReplicas(t, context.Background(), ns, name); err == nil {
 			tr.mu.Lock()
 			if len(tr.values) == 0 || tr.values[len(tr.values)-1] != r {
 				tr.values = append(tr.values, r)

@@ -16,11 +16,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	custommetrics "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	externalmetrics "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	resourcemetrics "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+
+	"github.com/tidal-autoscaler/tidal/localcluster"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // The pod loop's tests read metrics the way tidal does in a real cluster:
@@ -48,30 +52,26 @@ type hpaMetricsLoad struct {
 }
 
 type hpaMetricsAPI struct {
-	mu    sync.Mutex
-	loads map[string]*hpaMetricsLoad
+	client kubernetes.Interface // of the cluster it serves
+	mu     sync.Mutex
+	loads  map[string]*hpaMetricsLoad
 }
 
-var (
-	hpaMetricsAPIOnce sync.Once
-	hpaSharedMetrics  *hpaMetricsAPI
-	hpaMetricsAPIErr  error
-)
+// hpaMetricsAPIs are the aggregated metrics APIs, one per cluster, started
+// the first time a test on the cluster asks for one.
+var hpaMetricsAPIs = testenv.Fixture[*hpaMetricsAPI]{Setup: hpaStartMetricsAPI}
 
-// hpaUseMetricsAPI starts the aggregated metrics API once per test binary and
-// returns it; the test's namespace state is removed when the test ends.
+// hpaUseMetricsAPI returns the aggregated metrics API of the test's
+// cluster; the test's namespace state is removed when the test ends.
 func hpaUseMetricsAPI(t *testing.T, ns string) *hpaMetricsAPI {
 	t.Helper()
-	hpaMetricsAPIOnce.Do(func() { hpaSharedMetrics, hpaMetricsAPIErr = hpaStartMetricsAPI() })
-	if hpaMetricsAPIErr != nil {
-		t.Fatalf("aggregated metrics API: %v", hpaMetricsAPIErr)
-	}
+	api := hpaMetricsAPIs.Get(t, clusters)
 	t.Cleanup(func() {
-		hpaSharedMetrics.mu.Lock()
-		delete(hpaSharedMetrics.loads, ns)
-		hpaSharedMetrics.mu.Unlock()
+		api.mu.Lock()
+		delete(api.loads, ns)
+		api.mu.Unlock()
 	})
-	return hpaSharedMetrics
+	return api
 }
 
 func (m *hpaMetricsAPI) update(ns string, f func(*hpaMetricsLoad)) {
@@ -105,8 +105,13 @@ func (m *hpaMetricsAPI) setDown(ns string, down bool) {
 	m.update(ns, func(l *hpaMetricsLoad) { l.down = down })
 }
 
-func hpaStartMetricsAPI() (*hpaMetricsAPI, error) {
-	m := &hpaMetricsAPI{loads: map[string]*hpaMetricsLoad{}}
+// hpaMetricsGroups are the groups the aggregated metrics API serves.
+var hpaMetricsGroups = []struct{ group, version string }{
+	{"metrics.k8s.io", "v1beta1"}, {"custom.metrics.k8s.io", "v1beta2"}, {"external.metrics.k8s.io", "v1beta1"},
+}
+
+func hpaStartMetricsAPI(c *localcluster.Cluster) (*hpaMetricsAPI, error) {
+	m := &hpaMetricsAPI{client: c.Client, loads: map[string]*hpaMetricsLoad{}}
 	srv := httptest.NewUnstartedServer(m)
 	srv.StartTLS()
 	port, err := strconv.Atoi(srv.URL[strings.LastIndex(srv.URL, ":")+1:])
@@ -114,25 +119,22 @@ func hpaStartMetricsAPI() (*hpaMetricsAPI, error) {
 		return nil, err
 	}
 	ctx := context.Background()
-	_, err = cluster.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hpaMetricsAPINamespace}}, metav1.CreateOptions{})
+	_, err = c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hpaMetricsAPINamespace}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	_, err = cluster.Client.CoreV1().Services(hpaMetricsAPINamespace).Create(ctx, &corev1.Service{
+	_, err = c.Client.CoreV1().Services(hpaMetricsAPINamespace).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "metrics-api"},
 		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost"},
 	}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	agg, err := aggregator.NewForConfig(cluster.Config)
+	agg, err := aggregator.NewForConfig(c.Config)
 	if err != nil {
 		return nil, err
 	}
-	gvs := []struct{ group, version string }{
-		{"metrics.k8s.io", "v1beta1"}, {"custom.metrics.k8s.io", "v1beta2"}, {"external.metrics.k8s.io", "v1beta1"},
-	}
-	for _, gv := range gvs {
+	for _, gv := range hpaMetricsGroups {
 		_, err := agg.ApiregistrationV1().APIServices().Create(ctx, &apiregistrationv1.APIService{
 			ObjectMeta: metav1.ObjectMeta{Name: gv.version + "." + gv.group},
 			Spec: apiregistrationv1.APIServiceSpec{
@@ -149,7 +151,7 @@ func hpaStartMetricsAPI() (*hpaMetricsAPI, error) {
 		}
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for _, gv := range gvs {
+	for _, gv := range hpaMetricsGroups {
 		for {
 			svc, err := agg.ApiregistrationV1().APIServices().Get(ctx, gv.version+"."+gv.group, metav1.GetOptions{})
 			if err == nil && hpaAPIServiceAvailable(svc) {
@@ -160,6 +162,11 @@ func hpaStartMetricsAPI() (*hpaMetricsAPI, error) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
+	}
+	// The namespace and the APIServices stay for the cluster's life.
+	clusters.Keep(c, testenv.Object{Resource: "namespaces", Name: hpaMetricsAPINamespace})
+	for _, gv := range hpaMetricsGroups {
+		clusters.Keep(c, testenv.Object{Resource: "apiservices", Name: gv.version + "." + gv.group})
 	}
 	return m, nil
 }
@@ -207,7 +214,7 @@ func (m *hpaMetricsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	switch {
 	case group == "metrics.k8s.io" && len(rest) == 1 && rest[0] == "pods":
-		pods, err := hpaRunningPods(r.Context(), ns, q.Get("labelSelector"))
+		pods, err := hpaRunningPods(r.Context(), m.client, ns, q.Get("labelSelector"))
 		if err != nil {
 			hpaWriteStatus(w, http.StatusInternalServerError, err.Error())
 			return
@@ -226,7 +233,7 @@ func (m *hpaMetricsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hpaWriteJSON(w, http.StatusOK, list)
 	case group == "custom.metrics.k8s.io" && len(rest) == 3 && rest[0] == "pods" && rest[1] == "*":
 		total, ok := l.pods[rest[2]]
-		pods, err := hpaRunningPods(r.Context(), ns, q.Get("labelSelector"))
+		pods, err := hpaRunningPods(r.Context(), m.client, ns, q.Get("labelSelector"))
 		if !ok || err != nil {
 			hpaWriteStatus(w, http.StatusNotFound, fmt.Sprintf("no metric %s (%v)", rest[2], err))
 			return
@@ -269,8 +276,8 @@ func hpaDiscovery(group, version string) metav1.APIResourceList {
 }
 
 // hpaRunningPods lists the names of the Running pods a selector matches.
-func hpaRunningPods(ctx context.Context, ns, selector string) ([]string, error) {
-	list, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+func hpaRunningPods(ctx context.Context, cs kubernetes.Interface, ns, selector string) ([]string, error) {
+	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}

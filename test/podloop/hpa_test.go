@@ -30,7 +30,8 @@ import (
 // Without the CRD the pod loop waits and the node loop runs; once the CRD
 // is applied, PodAutoscalers are driven without a restart.
 func TestHPAWaitsForTheCRD(t *testing.T) {
-	if served, _ := controller.PodAutoscalersServed(cluster.Client.Discovery()); served {
+	parallel(t)
+	if served, _ := controller.PodAutoscalersServed(cluster(t).Client.Discovery()); served {
 		t.Skip("the PodAutoscaler CRD was installed by an earlier test in this binary")
 	}
 	ns := hpaNamespace(t)
@@ -48,6 +49,7 @@ func TestHPAWaitsForTheCRD(t *testing.T) {
 // A Deployment follows a cpu metric up and down with the default behavior;
 // status, printer columns and events read as for a HorizontalPodAutoscaler.
 func TestHPAPodAutoscalerFollowsCPU(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	api := hpaUseMetricsAPI(t, ns)
@@ -57,7 +59,7 @@ func TestHPAPodAutoscalerFollowsCPU(t *testing.T) {
 	hpaCreatePA(t, hpaCPUAutoscaler(ns, "web", 50, 1, 8))
 
 	// From 2 the legacy limit allows 4 first (max(2*2, 4)), then 5.
-	trace := hpaTraceReplicas(ns, "web")
+	trace := hpaTraceReplicas(t, ns, "web")
 	hpaWaitReplicas(t, ns, "web", 5, 60*time.Second)
 	hpaWaitRunning(t, ns, "web", 5)
 	if got := trace.finish(); fmt.Sprint(got) != "[2 4 5]" {
@@ -89,7 +91,7 @@ func TestHPAPodAutoscalerFollowsCPU(t *testing.T) {
 func checkPrinterColumns(t *testing.T, ns string) {
 	t.Helper()
 	var table metav1.Table
-	err := cluster.Client.CoreV1().RESTClient().Get().AbsPath("/apis/autoscaling.tidal.dev/v1alpha1/namespaces/"+ns+"/podautoscalers").
+	err := cluster(t).Client.CoreV1().RESTClient().Get().AbsPath("/apis/autoscaling.tidal.dev/v1alpha1/namespaces/"+ns+"/podautoscalers").
 		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(context.Background()).Into(&table)
 	if err != nil {
 		t.Fatalf("table: %v", err)
@@ -109,6 +111,7 @@ func checkPrinterColumns(t *testing.T, ns string) {
 // A custom behavior paces the scaling: one pod per 2 seconds each way, on
 // a Pods metric from custom.metrics.k8s.io.
 func TestHPACustomBehavior(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	api := hpaUseMetricsAPI(t, ns)
@@ -121,7 +124,7 @@ func TestHPACustomBehavior(t *testing.T) {
 	})
 	api.setPodsMetric(ns, "qps", 60) // 60 qps at 10 per pod: 6 replicas
 	start := time.Now()
-	trace := hpaTraceReplicas(ns, "web")
+	trace := hpaTraceReplicas(t, ns, "web")
 	hpaCreatePA(t, pa)
 	hpaWaitReplicas(t, ns, "web", 6, 60*time.Second)
 	up := time.Since(start)
@@ -138,7 +141,7 @@ func TestHPACustomBehavior(t *testing.T) {
 	time.Sleep(3 * time.Second)
 
 	api.setPodsMetric(ns, "qps", 20) // 2 replicas
-	trace = hpaTraceReplicas(ns, "web")
+	trace = hpaTraceReplicas(t, ns, "web")
 	hpaWaitReplicas(t, ns, "web", 2, 60*time.Second)
 	if got := trace.finish(); fmt.Sprint(got) != "[6 5 4 3 2]" {
 		t.Fatalf("replicas went %v, want one pod at a time [6 5 4 3 2]", got)
@@ -152,13 +155,14 @@ func TestHPACustomBehavior(t *testing.T) {
 // an External metric from external.metrics.k8s.io; its history lives in an
 // annotation.
 func TestHPAObjects(t *testing.T) {
+	parallel(t)
 	ns := hpaNamespace(t)
 	api := hpaUseMetricsAPI(t, ns)
 	hpaStartTidal(t, context.Background(), "--hpa-objects=true", "--hpa-downscale-stabilization=2s")
 	hpaDeployment(t, ns, "worker", 1)
 	api.setExternal(ns, "queue", 30)
 	obj := hpaQueueAutoscaler(ns, "worker")
-	hpas := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns)
+	hpas := cluster(t).Client.AutoscalingV2().HorizontalPodAutoscalers(ns)
 	if _, err := hpas.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -183,6 +187,7 @@ func TestHPAObjects(t *testing.T) {
 // A metric source outage holds the replicas: ScalingActive turns False with
 // the reason, and nothing scales down until the metrics are back.
 func TestHPAMetricOutageHoldsReplicas(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	api := hpaUseMetricsAPI(t, ns)
@@ -216,6 +221,7 @@ func TestHPAMetricOutageHoldsReplicas(t *testing.T) {
 // window that began before the restart ends, not earlier, and not a whole
 // window after the restart as a controller that forgot would do.
 func TestHPARestartKeepsStabilization(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	api := hpaUseMetricsAPI(t, ns)
@@ -263,7 +269,7 @@ func TestHPARestartKeepsStabilization(t *testing.T) {
 
 	var scaledDown time.Time
 	poll(t, 2*window, "the scale-down after the window", func(ctx context.Context) (bool, error) {
-		r, err := hpaReplicas(ctx, ns, "web")
+		r, err := hpaReplicas(t, ctx, ns, "web")
 		if r < 4 && scaledDown.IsZero() {
 			scaledDown = time.Now()
 		}
@@ -282,6 +288,7 @@ func TestHPARestartKeepsStabilization(t *testing.T) {
 // The simulated metric source (tidal-local) drives a scale-up from a load
 // set through the context Run is given.
 func TestHPASimulatedSource(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	sim := metrics.NewSimulated()
@@ -295,6 +302,7 @@ func TestHPASimulatedSource(t *testing.T) {
 // The Prometheus source against a real Prometheus server scraping a test
 // exporter: a PromQL External metric drives a scale-up.
 func TestHPAPrometheusSource(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	var depth atomic.Int64
 	depth.Store(5)
@@ -329,7 +337,7 @@ func TestHPAPrometheusSource(t *testing.T) {
 		st := hpaGetPA(t, ns, "worker").Status
 		return len(st.CurrentMetrics) == 1 && st.CurrentMetrics[0].External != nil, nil
 	})
-	if r, _ := hpaReplicas(context.Background(), ns, "worker"); r != 1 {
+	if r, _ := hpaReplicas(t, context.Background(), ns, "worker"); r != 1 {
 		t.Fatalf("replicas %d at a queue depth of 5, want 1", r)
 	}
 	depth.Store(50) // 50 at 10 per replica: 5 replicas
@@ -359,6 +367,7 @@ func startPrometheus(t *testing.T, target string) string {
 // The pod loop's flags fail with a message naming the flag and the value.
 func TestHPAFlagValidation(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	for _, tc := range []struct {
 		arg, want string
 	}{
@@ -391,6 +400,7 @@ func TestHPAFlagValidation(t *testing.T) {
 // API server.
 func TestHPACRDValidation(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	for _, tc := range []struct {

@@ -29,6 +29,7 @@ import (
 // ("time: invalid duration") and no autoscaler scaled: this test then
 // fails waiting for web's replicas.
 func TestOverflowingDurationsDoNotStopThePodLoop(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -84,7 +85,7 @@ func TestOverflowingDurationsDoNotStopThePodLoop(t *testing.T) {
 // and restores the CRD after (also when f fails the test).
 func withRelaxedCRD(t *testing.T, relax func(*apiextensionsv1.JSONSchemaProps), f func()) {
 	t.Helper()
-	client, err := apiextensions.NewForConfig(cluster.Config)
+	client, err := apiextensions.NewForConfig(cluster(t).Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 // Deployment again once the HPA is deleted. (This cluster runs no HPA
 // controller, so only tidal could move the replicas.)
 func TestHPAAmbiguousOwnerHoldsTheTarget(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	api := hpaUseMetricsAPI(t, ns)
@@ -33,7 +34,7 @@ func TestHPAAmbiguousOwnerHoldsTheTarget(t *testing.T) {
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-hpa"},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: pa.Spec.ScaleTargetRef,
 			MinReplicas: pa.Spec.MinReplicas, MaxReplicas: pa.Spec.MaxReplicas, Metrics: []autoscalingv2.MetricSpec{pa.Spec.Metrics[0].MetricSpec}}}
-	hpas := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns)
+	hpas := cluster(t).Client.AutoscalingV2().HorizontalPodAutoscalers(ns)
 	if _, err := hpas.Create(context.Background(), hpa, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create HorizontalPodAutoscaler: %v", err)
 	}

@@ -28,11 +28,12 @@ const policyName = "tidal-pod-writes"
 // same patches by another user pass: the policy confines tidal only. Before
 // the policy, tidal's token could patch any pod's image.
 func TestPodWritesConfinedToDeletionCost(t *testing.T) {
+	parallel(t)
 	applyBase(t)
 	sa := serviceAccountClient(t, "kube-system", "tidal")
 	ns := newNamespace(t)
 	ctx := context.Background()
-	pods := cluster.Client.CoreV1().Pods(ns)
+	pods := cluster(t).Client.CoreV1().Pods(ns)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"team": "a"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},

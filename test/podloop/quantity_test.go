@@ -61,6 +61,7 @@ func quantityFields() []quantityField {
 // test then runs into its -timeout) and the metric targets accepted it.
 func TestCRDRefusesUnboundedQuantities(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -88,6 +89,7 @@ func TestCRDRefusesUnboundedQuantities(t *testing.T) {
 // The status's quantities are bounded too (only tidal writes them).
 func TestCRDRefusesUnboundedStatusQuantities(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -115,6 +117,7 @@ func TestCRDRefusesUnboundedStatusQuantities(t *testing.T) {
 // checked quantities before parsing them, its informer never synced and
 // the Deployment never scaled.
 func TestStoredUnboundedQuantityDoesNotStallThePodLoop(t *testing.T) {
+	parallel(t)
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)

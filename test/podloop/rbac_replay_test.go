@@ -45,7 +45,7 @@ var errorPathOnly = map[string]string{
 // auditSize is the audit log's current length: readAudit reads from there.
 func auditSize(t *testing.T) int64 {
 	t.Helper()
-	st, err := os.Stat(auditLog)
+	st, err := os.Stat(auditLog(t))
 	if os.IsNotExist(err) {
 		return 0
 	}
@@ -58,7 +58,7 @@ func auditSize(t *testing.T) int64 {
 // readAudit returns the audit events of user logged after offset from.
 func readAudit(t *testing.T, from int64, username string) []auditv1.Event {
 	t.Helper()
-	f, err := os.Open(auditLog)
+	f, err := os.Open(auditLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ type replay struct {
 func newReplay(t *testing.T) *replay {
 	t.Helper()
 	ctx := context.Background()
-	rb := cluster.Client.RbacV1()
+	rb := cluster(t).Client.RbacV1()
 	crs, err := rb.ClusterRoles().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

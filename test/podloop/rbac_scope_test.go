@@ -18,10 +18,11 @@ import (
 // make anyone cluster-admin), and no Secret at all. What it needs is tried
 // too, so that a broken token cannot pass for a narrow one.
 func TestLeastPrivilegeScope(t *testing.T) {
+	parallel(t)
 	applyBase(t)
 	ctx := context.Background()
 	const ns = "kube-system"
-	admin := cluster.Client.CoreV1()
+	admin := cluster(t).Client.CoreV1()
 	ensure(t, admin.ConfigMaps(ns).Create, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "aws-auth", Namespace: ns},
 		Data: map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/nodes\n  groups: [system:nodes]\n"}})
 	ensure(t, admin.Secrets(ns).Create, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tidal-scope-test", Namespace: ns},

@@ -49,6 +49,7 @@ rules:
 `
 
 func TestLeastPrivilege(t *testing.T) {
+	// Serial: it sets a feature gate of client-go, which is the process's.
 	// client-go streams an informer's initial list through a watch where the
 	// API server can (watch-list); tidal also runs against servers that
 	// cannot, where informers list. The test makes them list, so that the
@@ -83,7 +84,7 @@ func applyBase(t *testing.T) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.Apply(t, cluster, "tidal-test", objs)
+	testenv.Apply(t, cluster(t), "tidal-test", objs)
 	return objs
 }
 
@@ -93,11 +94,11 @@ func applyBase(t *testing.T) []*unstructured.Unstructured {
 func forgetTidalState(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	err := cluster.Client.CoordinationV1().Leases("kube-system").Delete(ctx, "tidal", metav1.DeleteOptions{})
+	err := cluster(t).Client.CoordinationV1().Leases("kube-system").Delete(ctx, "tidal", metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	err = cluster.Client.CoreV1().ConfigMaps("kube-system").Delete(ctx, "tidal-status", metav1.DeleteOptions{})
+	err = cluster(t).Client.CoreV1().ConfigMaps("kube-system").Delete(ctx, "tidal-status", metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
@@ -107,12 +108,12 @@ func forgetTidalState(t *testing.T) {
 // bound token of the ServiceAccount, as a pod of it would.
 func serviceAccountKubeconfig(t *testing.T, ns, name string) string {
 	t.Helper()
-	tr, err := cluster.Client.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), name, &authenticationv1.TokenRequest{
+	tr, err := cluster(t).Client.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("token for ServiceAccount %s/%s: %v", ns, name, err)
 	}
-	cfg := rest.AnonymousClientConfig(cluster.Config)
+	cfg := rest.AnonymousClientConfig(cluster(t).Config)
 	cfg.BearerToken = tr.Status.Token
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := localcluster.WriteKubeconfig(cfg, path); err != nil {
@@ -143,7 +144,7 @@ func rbacNodesAndPodAutoscaler(t *testing.T, kubeconfig string) {
 	huge := deployment(ns, "huge", 1, "64", "1Gi").Spec.Template
 	huge.Name = "huge"
 	huge.Namespace = ns
-	create(t, cluster.Client.CoreV1().Pods(ns).Create, &corev1.Pod{ObjectMeta: huge.ObjectMeta, Spec: huge.Spec})
+	create(t, cluster(t).Client.CoreV1().Pods(ns).Create, &corev1.Pod{ObjectMeta: huge.ObjectMeta, Spec: huge.Spec})
 	poll(t, 30*time.Second, "a NotTriggerScaleUp event seen twice", func(context.Context) (bool, error) {
 		for _, e := range hpaEvents(t, ns, "NotTriggerScaleUp") {
 			if e.InvolvedObject.Name == "huge" && e.Count >= 2 {
@@ -152,7 +153,7 @@ func rbacNodesAndPodAutoscaler(t *testing.T, kubeconfig string) {
 		}
 		return false, nil
 	})
-	if err := cluster.Client.CoreV1().Pods(ns).Delete(ctx, "huge", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+	if err := cluster(t).Client.CoreV1().Pods(ns).Delete(ctx, "huge", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -169,7 +170,7 @@ func rbacNodesAndPodAutoscaler(t *testing.T, kubeconfig string) {
 	api.setPodsMetric(ns, "requests", 80)
 	hpaWaitReplicas(t, ns, "web", 8, 30*time.Second)
 	poll(t, 60*time.Second, "every new replica Ready on three nodes", func(ctx context.Context) (bool, error) {
-		d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		d, err := cluster(t).Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas == 8 && nodeCountOf(t, group) == 3, err
 	})
 	keepOnAddedNodes(t, ns, "web", group, 2)
@@ -178,7 +179,7 @@ func rbacNodesAndPodAutoscaler(t *testing.T, kubeconfig string) {
 	api.setPodsMetric(ns, "requests", 20)
 	hpaWaitReplicas(t, ns, "web", 2, 60*time.Second)
 	poll(t, 90*time.Second, "the added nodes removed", func(ctx context.Context) (bool, error) {
-		n, err := groupNodes(ctx, group)
+		n, err := groupNodes(t, ctx, group)
 		return len(n) == 1, err
 	})
 	hpaWaitRunning(t, ns, "web", 2)
@@ -201,7 +202,7 @@ func rbacStart(t *testing.T, kubeconfig, group, shape string, args ...string) (s
 	api := hpaUseMetricsAPI(t, ns)
 	groups := "nodeGroups:\n- {name: " + group + ", minSize: 1, zone: z, " + shape + "}\n"
 	runCtx := testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity)
-	tl := testenv.StartTidalWith(runCtx, t, kubeconfig, []app.Option{app.WithLocalCloudClient(cluster.Client)}, append([]string{"--local-node-groups=" + writeGroups(t, groups),
+	tl := testenv.StartTidalWith(runCtx, t, kubeconfig, []app.Option{app.WithLocalCloudClient(cluster(t).Client)}, append([]string{"--local-node-groups=" + writeGroups(t, groups),
 		"--scan-interval=2s"}, args...)...)
 	return ns, api, tl
 }
@@ -228,7 +229,7 @@ func rbacAutoscaler(ns string) *v1alpha1.PodAutoscaler {
 func keepOnAddedNodes(t *testing.T, ns, app, group string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	nodes, err := groupNodes(ctx, group)
+	nodes, err := groupNodes(t, ctx, group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func keepOnAddedNodes(t *testing.T, ns, app, group string, n int) {
 			first = node
 		}
 	}
-	pods, err := cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func keepOnAddedNodes(t *testing.T, ns, app, group string, n int) {
 		}
 		used[p.Spec.NodeName] = true
 		patch := []byte(`{"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"1000"}}}`)
-		if _, err := cluster.Client.CoreV1().Pods(ns).Patch(ctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		if _, err := cluster(t).Client.CoreV1().Pods(ns).Patch(ctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		kept++
@@ -268,13 +269,13 @@ func rbacHPAObjects(t *testing.T, kubeconfig string) {
 		"--hpa-objects=true", "--hpa-sync-period=1s")
 	worker := deployment(ns, "worker", 1, "100m", "64Mi")
 	worker.Spec.Template.Spec.NodeSelector = map[string]string{local.NodeGroupLabel: group}
-	create(t, cluster.Client.AppsV1().Deployments(ns).Create, worker)
+	create(t, cluster(t).Client.AppsV1().Deployments(ns).Create, worker)
 	api.setExternal(ns, "queue", 30)
 	hpa := hpaQueueAutoscaler(ns, "worker")
-	create(t, cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, hpa)
+	create(t, cluster(t).Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, hpa)
 	hpaWaitReplicas(t, ns, "worker", 3, 60*time.Second)
 	poll(t, 30*time.Second, "the HPA's status and history", func(ctx context.Context) (bool, error) {
-		h, err := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "worker", metav1.GetOptions{})
+		h, err := cluster(t).Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "worker", metav1.GetOptions{})
 		return err == nil && h.Status.DesiredReplicas == 3 && h.Annotations[controller.HistoryAnnotation] != "", err
 	})
 	if err := tl.Stop(t); err != nil {

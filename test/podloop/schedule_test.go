@@ -23,6 +23,7 @@ import (
 // holds it there (ScalingLimited TooFewReplicas naming the window); the bad
 // one is reported and ignored.
 func TestScheduleRaisesMinimum(t *testing.T) {
+	parallel(t)
 	const group = "zs-pool"
 	tl, sim, ns := startOnEmptyGroup(t, group, 1)
 	webOn(t, ns, group, 1, "100m", "64Mi")

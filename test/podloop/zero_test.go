@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
@@ -27,6 +28,7 @@ const queueMetric = `metrics: [{type: External, external: {metric: {name: queue}
 // The CRD's rules for scale to zero and schedules.
 func TestCRDScaleToZeroAndSchedules(t *testing.T) {
 	t.Parallel()
+	clusters.Share(t) // no tidal: it keeps to namespaces of its own
 	hpaInstallCRD(t)
 	ns := hpaNamespace(t)
 	dyn := dynamicClient(t)
@@ -64,6 +66,7 @@ func TestCRDScaleToZeroAndSchedules(t *testing.T) {
 // requested. When the metric falls back to its threshold the Deployment
 // goes back to zero, and the emptied node goes too.
 func TestScaleToZeroAndBack(t *testing.T) {
+	parallel(t)
 	const group = "zr-pool"
 	tl, sim, ns := startOnEmptyGroup(t, group, 2, "--provision-ahead=true",
 		"--scale-down-unneeded-time=2s", "--scale-down-delay-after-add=10s", "--scale-down-delay-after-delete=0s")
@@ -87,14 +90,14 @@ func TestScaleToZeroAndBack(t *testing.T) {
 		return n > 0, err
 	})
 	t.Logf("activation to the node group's scale-up request: %v", time.Since(activation).Round(time.Millisecond))
-	if pods, err := cluster.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=web"}); err != nil || len(pods.Items) != 0 {
+	if pods, err := cluster(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=web"}); err != nil || len(pods.Items) != 0 {
 		t.Fatalf("pods of web while the quota holds them: %v (err %v)", len(pods.Items), err)
 	}
 	hpaWaitEvent(t, ns, "TriggeredScaleUp", "planned ahead of their pods: node group "+group+" 0->1 (max: 2)")
 
 	releasePods(t, ns)
 	poll(t, 60*time.Second, "the first replica Ready", func(ctx context.Context) (bool, error) {
-		d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		d, err := cluster(t).Client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas >= 1, err
 	})
 	hpaWaitReplicas(t, ns, "web", 3, 30*time.Second)
@@ -106,7 +109,7 @@ func TestScaleToZeroAndBack(t *testing.T) {
 	hpaWaitReplicas(t, ns, "web", 0, 30*time.Second)
 	hpaWaitEvent(t, ns, "SuccessfulRescale", "New size: 0; reason: All activation metrics at or below their activation thresholds")
 	poll(t, 90*time.Second, "the emptied node removed", func(ctx context.Context) (bool, error) {
-		n, err := groupNodes(ctx, group)
+		n, err := groupNodes(t, ctx, group)
 		return len(n) == 0, err
 	})
 	if err := tl.Stop(t); err != nil {
@@ -125,7 +128,7 @@ func startOnEmptyGroup(t *testing.T, group string, maxSize int, args ...string) 
 	sim := metrics.NewSimulated()
 	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 0, maxSize: %d, initialSize: 0, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 2s}\n", group, maxSize)
 	runCtx := testenv.LogOnFailure(context.Background(), t, testenv.LogVerbosity)
-	tl := testenv.StartTidalWith(runCtx, t, cluster.KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
+	tl := testenv.StartTidalWith(runCtx, t, cluster(t).KubeconfigPath, []app.Option{app.WithSimulatedMetrics(sim)},
 		append([]string{"--leader-elect=false", "--local-node-groups=" + writeGroups(t, groups), "--scan-interval=2s",
 			"--hpa-metrics-source=simulated", "--hpa-sync-period=2s"}, args...)...)
 	return tl, sim, ns
@@ -136,7 +139,7 @@ func webOn(t *testing.T, ns, group string, n int32, cpu, mem string) {
 	t.Helper()
 	web := deployment(ns, "web", n, cpu, mem)
 	web.Spec.Template.Spec.NodeSelector = map[string]string{local.NodeGroupLabel: group}
-	create(t, cluster.Client.AppsV1().Deployments(ns).Create, web)
+	create(t, cluster(t).Client.AppsV1().Deployments(ns).Create, web)
 }
 
 // holdPods makes the API server refuse new pods in ns: a ResourceQuota of
@@ -145,7 +148,7 @@ func webOn(t *testing.T, ns, group string, n int32, cpu, mem string) {
 func holdPods(t *testing.T, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	quotas := cluster.Client.CoreV1().ResourceQuotas(ns)
+	quotas := cluster(t).Client.CoreV1().ResourceQuotas(ns)
 	zero := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}
 	q, err := quotas.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "hold"},
 		Spec: corev1.ResourceQuotaSpec{Hard: zero}}, metav1.CreateOptions{})
@@ -157,7 +160,7 @@ func holdPods(t *testing.T, ns string) {
 		t.Fatal(err)
 	}
 	poll(t, 30*time.Second, "new pods refused by the quota", func(ctx context.Context) (bool, error) {
-		err := createProbe(ctx, ns)
+		err := createProbe(t, ctx, ns)
 		return apierrors.IsForbidden(err), nil
 	})
 }
@@ -168,21 +171,30 @@ func holdPods(t *testing.T, ns string) {
 func releasePods(t *testing.T, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := cluster.Client.CoreV1().ResourceQuotas(ns).Delete(ctx, "hold", metav1.DeleteOptions{}); err != nil {
+	if err := cluster(t).Client.CoreV1().ResourceQuotas(ns).Delete(ctx, "hold", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 30*time.Second, "new pods admitted", func(ctx context.Context) (bool, error) {
-		return createProbe(ctx, ns) == nil, nil
+		return createProbe(t, ctx, ns) == nil, nil
 	})
-	rss, err := cluster.Client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	rss, err := cluster(t).Client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range rss.Items {
-		rs := &rss.Items[i]
-		metav1.SetMetaDataAnnotation(&rs.ObjectMeta, "test.tidal.dev/released", "true")
-		if _, err := cluster.Client.AppsV1().ReplicaSets(ns).Update(ctx, rs, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
+	// The ReplicaSet controller writes them too: read, change, write, and
+	// again on a conflict, as a client does.
+	for _, item := range rss.Items {
+		err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			rs, err := cluster(t).Client.AppsV1().ReplicaSets(ns).Get(ctx, item.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			metav1.SetMetaDataAnnotation(&rs.ObjectMeta, "test.tidal.dev/released", "true")
+			_, err = cluster(t).Client.AppsV1().ReplicaSets(ns).Update(ctx, rs, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("release the pods of ReplicaSet %s: %v", item.Name, err)
 		}
 	}
 }
@@ -190,11 +202,11 @@ func releasePods(t *testing.T, ns string) {
 // createProbe creates a pod, to learn whether the API server admits pods
 // in ns, and deletes it at once when it was admitted (it selects no node
 // group, so nothing runs it meanwhile).
-func createProbe(ctx context.Context, ns string) error {
+func createProbe(t testing.TB, ctx context.Context, ns string) error {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: ns},
 		Spec: corev1.PodSpec{NodeSelector: map[string]string{local.NodeGroupLabel: "none"},
 			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
-	pods := cluster.Client.CoreV1().Pods(ns)
+	pods := cluster(t).Client.CoreV1().Pods(ns)
 	created, err := pods.Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return err

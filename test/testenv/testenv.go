@@ -1,11 +1,13 @@
-// Package testenv is what tidal's integration test packages share: one local
-// cluster per test binary (Main), polling, namespaces and node clean-up, and
-// tidal itself run in the test process with parsed flags.
+// Package testenv is what tidal's integration test packages share: pools
+// of local clusters that tests lease, one cluster per test (Pool, Run),
+// polling, namespaces and node clean-up, and tidal itself run in the test
+// process with parsed flags.
 //
 // Every helper here is safe in a parallel test (t.Parallel()): namespaces
 // get random names, node clean-up goes by the prefixes a test names, tidal
-// gets a free address. What makes a test unfit to run beside others is
-// tidal itself, which reads every pod and node of the cluster.
+// gets a free address. What makes a test unfit to share a cluster is tidal
+// itself, which reads every pod and node of the cluster: a test that runs
+// tidal leases a cluster of its own (Pool.Lease).
 package testenv
 
 import (
@@ -15,6 +17,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,22 +37,16 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/config"
-	"github.com/tidal-autoscaler/tidal/localcluster"
 )
 
-// Main starts a local cluster, hands it to set, runs the tests and stops
-// the cluster. Use it from TestMain.
-func Main(m *testing.M, set func(*localcluster.Cluster)) {
-	MainWith(m, localcluster.Options{}, set)
-}
-
-// MainWith is Main with a cluster started with opts; after runs once the
-// cluster has stopped.
+// Run runs a suite's tests on the clusters of its pools (NewPool), which
+// start as tests lease them, and stops every cluster once the tests have
+// run; after runs then. Use it from TestMain.
 //
 // Under -short (make test-fast) no cluster starts and no test of the
-// package runs: every test of a package with this main needs the cluster.
+// package runs: every test of a package with this main needs a cluster.
 // Under -test.list the tests are listed without a cluster.
-func MainWith(m *testing.M, opts localcluster.Options, set func(*localcluster.Cluster), after ...func()) {
+func Run(m *testing.M, pools []*Pool, after ...func()) {
 	flag.Parse()
 	if testing.Short() {
 		// m.Run with no test selected, not a bare exit: go test caches
@@ -56,38 +54,32 @@ func MainWith(m *testing.M, opts localcluster.Options, set func(*localcluster.Cl
 		fmt.Println("skipped under -short: the tests of this package run against a local control plane (run them without -short)")
 		_ = flag.Set("test.run", "^$")
 	}
-	if testing.Short() || listing() {
-		code := m.Run()
-		runAfter(after)
-		os.Exit(code)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	start := time.Now()
-	c, err := localcluster.Start(ctx, opts)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start local cluster: %v\n", err)
-		os.Exit(1)
-	}
-	fmt.Fprintf(os.Stderr, "local cluster ready in %v\n", time.Since(start).Round(time.Millisecond))
-	set(c)
+	parallelEnough(pools)
 	code := m.Run()
-	cancel()
-	c.Stop()
-	runAfter(after)
-	os.Exit(code)
-}
-
-func runAfter(after []func()) {
+	for _, p := range pools {
+		p.Stop()
+	}
 	for _, f := range after {
 		f()
 	}
+	os.Exit(code)
 }
 
-// listing tells whether the test binary only lists its tests (go test
-// -list), which needs no cluster.
-func listing() bool {
-	f := flag.Lookup("test.list")
-	return f != nil && f.Value.String() != ""
+// parallelEnough raises go test's -parallel, unless given, from its
+// default (GOMAXPROCS: 2 on a 2-core machine) to enough parallel tests to
+// keep every cluster of the pools busy: most of a test's time is spent
+// waiting on tidal's timers, not on a CPU. A parallel test past that
+// waits for a cluster (Pool.Lease) without a CPU.
+func parallelEnough(pools []*Pool) {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	n := 0
+	for _, p := range pools {
+		n += p.size
+	}
+	if f := flag.Lookup("test.parallel"); !set && f != nil {
+		_ = f.Value.Set(strconv.Itoa(max(2*n, runtime.GOMAXPROCS(0))))
+	}
 }
 
 // Poll waits until cond holds, failing the test with msg after timeout.
@@ -126,7 +118,9 @@ func NewNamespace(t *testing.T, cs kubernetes.Interface) string {
 		if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete namespace %s: %v", name, err)
 		}
-		Poll(t, 60*time.Second, "namespace "+name+" to be gone", func(ctx context.Context) (bool, error) {
+		// Its pods end through the simulated kubelet and the namespace
+		// controller, which take minutes on a busy machine.
+		Poll(t, 3*time.Minute, "namespace "+name+" to be gone", func(ctx context.Context) (bool, error) {
 			_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
 		})

@@ -190,6 +190,11 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 
 	cloud, err := buildCloudProvider(ctx, env, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Shut down (or the term ended) while the cloud started: its
+			// error is the cancellation's, not a failure.
+			return nil
+		}
 		return err
 	}
 	defer cloud.Cleanup()

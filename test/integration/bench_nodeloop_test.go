@@ -1,4 +1,4 @@
-package bench
+package integration
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func BenchmarkNodeLoop(b *testing.B) {
 			total := phaseTimes{}
 			b.StopTimer()
 			for range b.N {
-				t := startTidal(b, c)
+				t := startBenchTidal(b, c)
 				sync += t.synced
 				b.StartTimer()
 				t.runOnce(b)
@@ -63,7 +63,7 @@ func BenchmarkNodeLoop(b *testing.B) {
 			loaded.report(b)
 		})
 		b.Run("unchanged", func(b *testing.B) {
-			t := startTidal(b, c)
+			t := startBenchTidal(b, c)
 			defer t.stop()
 			t.runOnce(b)
 			before := t.phaseTimes(b)
@@ -86,7 +86,7 @@ func BenchmarkNodeLoop(b *testing.B) {
 func loadCluster(b *testing.B, p benchgen.Params) (*benchgen.Cluster, loadReport) {
 	b.Helper()
 	c := benchgen.Generate(p)
-	l, err := newLoader(cluster.Config, c)
+	l, err := newLoader(benchCluster(b).Config, c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func (r loadReport) report(b *testing.B) {
 }
 
 // tidal is the node loop of one tidal run, built as tidal builds it.
-type tidal struct {
+type benchTidal struct {
 	ctx     context.Context
 	stopAll func()
 	opts    *config.Options
@@ -134,12 +134,12 @@ type tidal struct {
 // startTidal builds a node loop over the cluster as app.Run does (its
 // informer factory, its own clients, events to the API server) and waits
 // until its informers and handlers have synced.
-func startTidal(b *testing.B, c *benchgen.Cluster) *tidal {
+func startBenchTidal(b *testing.B, c *benchgen.Cluster) *benchTidal {
 	b.Helper()
 	ctx, cancel := context.WithCancel(testenv.LogOnFailure(context.Background(), b, 1))
-	t := &tidal{ctx: ctx, stopAll: cancel, opts: config.NewOptions(), metrics: prometheus.NewRegistry()}
+	t := &benchTidal{ctx: ctx, stopAll: cancel, opts: config.NewOptions(), metrics: prometheus.NewRegistry()}
 	t.opts.ScaleDown.MaxBulkSoftTaintCount = 0
-	cfg := rest.CopyConfig(cluster.Config)
+	cfg := rest.CopyConfig(benchCluster(b).Config)
 	cfg.QPS, cfg.Burst = t.opts.KubeClientQPS, t.opts.KubeBurst
 	rest.AddUserAgent(cfg, app.ComponentName)
 	var err error
@@ -152,7 +152,7 @@ func startTidal(b *testing.B, c *benchgen.Cluster) *tidal {
 	}
 	t.events = record.NewBroadcaster(record.WithContext(ctx))
 	t.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventsClient.CoreV1().Events("")})
-	if t.cloud, err = local.New(t.client, cloudConfig(c)); err != nil {
+	if t.cloud, err = local.New(t.client, benchCloudConfig(c)); err != nil {
 		b.Fatal(err)
 	}
 	t.factory = app.NewInformerFactory(t.client)
@@ -168,7 +168,7 @@ func startTidal(b *testing.B, c *benchgen.Cluster) *tidal {
 }
 
 // newLoop builds the node loop on t's informers.
-func (t *tidal) newLoop(b *testing.B) *core.NodeLoop {
+func (t *benchTidal) newLoop(b *testing.B) *core.NodeLoop {
 	b.Helper()
 	loop, err := core.NewNodeLoop(t.ctx, core.Config{
 		Cloud: t.cloud, Client: t.client, Factory: t.factory, Metrics: core.NewMetrics(t.metrics, false),
@@ -181,13 +181,13 @@ func (t *tidal) newLoop(b *testing.B) *core.NodeLoop {
 	return loop
 }
 
-func (t *tidal) runOnce(b *testing.B) {
+func (t *benchTidal) runOnce(b *testing.B) {
 	if err := t.loop.RunOnce(t.ctx); err != nil {
 		b.Fatalf("node loop iteration: %v", err)
 	}
 }
 
-func (t *tidal) stop() {
+func (t *benchTidal) stop() {
 	t.stopAll()
 	t.factory.Shutdown()
 	t.events.Shutdown()
@@ -201,7 +201,7 @@ var phases = []string{"main", "snapshotSync", "cloudProviderRefresh", "scaleUp",
 type phaseTimes map[string][2]float64
 
 // phaseTimes reads the phases' totals from tidal's metrics.
-func (t *tidal) phaseTimes(b *testing.B) phaseTimes {
+func (t *benchTidal) phaseTimes(b *testing.B) phaseTimes {
 	families, err := t.metrics.Gather()
 	if err != nil {
 		b.Fatal(err)
@@ -238,7 +238,7 @@ func (p phaseTimes) report(b *testing.B) {
 // cloudConfig is the local cloud of the generated node groups: their
 // shapes, zones, labels and taints, never below or above the generator's
 // sizes' bounds.
-func cloudConfig(c *benchgen.Cluster) *local.Config {
+func benchCloudConfig(c *benchgen.Cluster) *local.Config {
 	cfg := &local.Config{}
 	for _, g := range c.NodeGroups {
 		alloc := g.Template.Status.Allocatable

@@ -1,4 +1,4 @@
-package bench
+package integration
 
 import (
 	"bytes"
@@ -28,8 +28,9 @@ import (
 // depends on the time and the cluster: UIDs, resource versions, times, the
 // token volume's suffix, the scheduler's message.
 func TestStoredFormIsWhatTheAPIServerStores(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
-	ns := testenv.NewNamespace(t, cluster.Client)
+	ns := testenv.NewNamespace(t, benchCluster(t).Client)
 	t.Cleanup(func() { deletePodsNow(t, ns) })
 	want := benchgen.Generate(benchgen.S1())
 	if err := want.Store(benchgen.StoreOptions{}); err != nil {
@@ -42,7 +43,7 @@ func TestStoredFormIsWhatTheAPIServerStores(t *testing.T) {
 	for _, rs := range raw.ReplicaSets {
 		rs.Namespace = ns
 	}
-	l, err := newLoader(cluster.Config, raw)
+	l, err := newLoader(benchCluster(t).Config, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +61,8 @@ func TestStoredFormIsWhatTheAPIServerStores(t *testing.T) {
 	if err := l.pendingPod(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	pending := waitUnschedulable(t, ns, raw.PendingPods[0].Name)
-	running, err := cluster.Client.CoreV1().Pods(ns).Get(ctx, raw.RunningPods[0].Name, metav1.GetOptions{})
+	pending := waitBenchUnschedulable(t, ns, raw.PendingPods[0].Name)
+	running, err := benchCluster(t).Client.CoreV1().Pods(ns).Get(ctx, raw.RunningPods[0].Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestStoredFormIsWhatTheAPIServerStores(t *testing.T) {
 	// compare.
 	comparePod(t, running, want.RunningPods[0], "status")
 	comparePod(t, pending, want.PendingPods[0], "", "status")
-	rs, err := cluster.Client.AppsV1().ReplicaSets(ns).Get(ctx, want.ReplicaSets[0].Name, metav1.GetOptions{})
+	rs, err := benchCluster(t).Client.AppsV1().ReplicaSets(ns).Get(ctx, want.ReplicaSets[0].Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +80,12 @@ func TestStoredFormIsWhatTheAPIServerStores(t *testing.T) {
 
 // waitUnschedulable waits for the scheduler to find pod ns/name
 // unschedulable and returns it.
-func waitUnschedulable(t *testing.T, ns, name string) *corev1.Pod {
+func waitBenchUnschedulable(t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
 	testenv.Poll(t, time.Minute, "the scheduler to try "+name, func(ctx context.Context) (bool, error) {
 		var err error
-		pod, err = cluster.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		pod, err = benchCluster(t).Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && unschedulable(pod), err
 	})
 	return pod
@@ -206,7 +207,7 @@ func managedFields(obj metav1.Object, subresource string) *metav1.ManagedFieldsE
 // deletePodsNow deletes the pods of ns at once: no kubelet runs the pod
 // bound to a node that does not exist, and none would confirm its end.
 func deletePodsNow(t *testing.T, ns string) {
-	err := cluster.Client.CoreV1().Pods(ns).DeleteCollection(context.Background(),
+	err := benchCluster(t).Client.CoreV1().Pods(ns).DeleteCollection(context.Background(),
 		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
 	if err != nil {
 		t.Errorf("delete the pods of %s: %v", ns, err)

@@ -1,4 +1,4 @@
-package bench
+package integration
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func (l *loader) load(ctx context.Context) error {
 		{"nodes", len(l.c.Nodes), l.node},
 		{"pending pods", len(l.c.PendingPods), l.pendingPod},
 	} {
-		if err := parallel(ctx, step.n, step.f); err != nil {
+		if err := benchParallel(ctx, step.n, step.f); err != nil {
 			return fmt.Errorf("load %s: %w", step.what, err)
 		}
 	}
@@ -102,7 +102,7 @@ func (l *loader) waitServiceAccount(ctx context.Context, ns string) error {
 
 // parallel runs f for 0..n-1 on loadWorkers workers and returns the first
 // error.
-func parallel(ctx context.Context, n int, f func(context.Context, int) error) error {
+func benchParallel(ctx context.Context, n int, f func(context.Context, int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var next atomic.Int64
