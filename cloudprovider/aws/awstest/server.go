@@ -124,6 +124,7 @@ type Server struct {
 	instanceTypes   map[string]InstanceType
 	requests        []Request
 	faults          []*requestFault
+	queues          map[string]*sqsQueue
 	onInService     Hook
 	onTerminated    Hook
 	seq             uint64
@@ -632,6 +633,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json-1.0") {
+		s.serveJSON(w, r, body)
 		return
 	}
 	form, err := url.ParseQuery(string(body))
