@@ -60,3 +60,10 @@ type InterruptionSource interface {
 	// interruption not Done comes back after a while.
 	Done(ctx context.Context, id string) error
 }
+
+// InterruptionNotifier is implemented by providers that can be told of
+// interruptions (AWS with --aws-interruption-queue).
+type InterruptionNotifier interface {
+	// Interruptions is the source, nil when none is configured.
+	Interruptions() InterruptionSource
+}

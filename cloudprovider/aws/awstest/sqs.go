@@ -256,6 +256,9 @@ func (s *Server) receiveMessage(r *http.Request, in map[string]any) (any, *sqsEr
 	}
 	deadline := time.Now().Add(time.Duration(wait) * time.Second)
 	for {
+		if r.Context().Err() != nil {
+			return nil, nil
+		}
 		msgs, e := s.takeVisible(in, most, time.Duration(visibility)*time.Second)
 		if e != nil || len(msgs) > 0 || !time.Now().Before(deadline) {
 			return map[string]any{"Messages": msgs}, e
