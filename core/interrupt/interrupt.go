@@ -30,9 +30,10 @@ const Annotation = "tidal.dev/interruption"
 type Mark struct {
 	Kind   string `json:"kind"`
 	Detail string `json:"detail,omitempty"`
-	// Deadline is when the node goes (zero: no deadline); Received when
-	// tidal was told.
+	// Deadline is when the node goes (zero: no deadline); Sent when the
+	// cloud sent the event, Received when tidal read it.
 	Deadline time.Time `json:"deadline,omitzero"`
+	Sent     time.Time `json:"sent,omitzero"`
 	Received time.Time `json:"received"`
 	// Message is the id of the message that told.
 	Message string `json:"message,omitempty"`
@@ -129,7 +130,7 @@ func Decide(in Input) Decision {
 				continue
 			}
 			d.Nodes[it.ID] = append(d.Nodes[it.ID], n.Name)
-			m := Mark{Kind: it.Kind, Detail: it.Detail, Deadline: it.Deadline, Received: in.Now, Message: it.ID}
+			m := Mark{Kind: it.Kind, Detail: it.Detail, Deadline: it.Deadline, Sent: it.Time, Received: in.Now, Message: it.ID}
 			if a := acts[n.Name]; a != nil {
 				if sooner(m.Deadline, a.Mark.Deadline) {
 					a.Mark = m
