@@ -49,6 +49,8 @@ type Decider struct {
 	// of failed launches.
 	scaleIn      *scaleIns
 	launchErrors *launchErrors
+	// interrupts are the cloud's word of instances going away.
+	interrupts *interruptions
 	// mem is what the decisions carry from one iteration to the next.
 	mem memory
 	// wake is when the loop should decide again sooner than its scan.
@@ -96,7 +98,7 @@ func NewDecider(ctx context.Context, cfg Config) (*Decider, error) {
 	d := &Decider{opts: opts, clock: cfg.Clock, metrics: cfg.Metrics, cloud: cfg.Cloud, nodes: nodes.Lister(), chain: chain,
 		live: newLiveSnapshot(), keys: simulator.NewEquivalenceKeys(), state: clusterstate.New(opts.ClusterState),
 		events: newEventDeduper(cfg.Recorder, cfg.Clock, opts.RecordDuplicatedEvents), ahead: newExpectations(), waiters: newWaiters(),
-		scaleIn: &scaleIns{pods: pods.Lister()}, launchErrors: &launchErrors{clock: cfg.Clock}, lifetime: ctx,
+		scaleIn: &scaleIns{pods: pods.Lister()}, launchErrors: &launchErrors{clock: cfg.Clock}, interrupts: newInterruptions(cfg.Cloud), lifetime: ctx,
 		mem: memory{rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c))}}
 	d.observer = &observer{cloud: cfg.Cloud, clock: cfg.Clock, metrics: cfg.Metrics, opts: opts, live: d.live,
 		ahead: d.ahead, events: d.events, templates: map[string]groupTemplateState{},
@@ -157,6 +159,15 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	// Taints failed removals could not take off come off first, whatever
 	// else this iteration does.
 	d.actuator.Begin(ctx)
+	// Nodes the cloud takes away are marked first, whatever else this
+	// iteration does; it decides without them and with their pods
+	// pictured as pending.
+	if gone := d.interrupt(ctx, obs); len(gone) > 0 {
+		snap := d.checker.Snapshot()
+		snap.Fork()
+		defer snap.Revert()
+		obs.pending = append(obs.pending, d.withoutGone(ctx, gone)...)
+	}
 	report := &Iteration{observation: obs, limits: limitsOf(d.opts)}
 	health := d.updateClusterState(ctx, obs, report)
 	report.health = health
