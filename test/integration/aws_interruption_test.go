@@ -1,0 +1,196 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider/aws"
+	"github.com/tidal-autoscaler/tidal/core/interrupt"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
+)
+
+// interruptionEnv is an AWS env with two full nodes of web pods under a
+// PDB that allows one disruption, and an interruption queue.
+type interruptionEnv struct {
+	*awsEnv
+	ns, queue string
+}
+
+func startInterruptionEnv(t *testing.T) *interruptionEnv {
+	t.Helper()
+	e := &interruptionEnv{awsEnv: startAWSEnv(t, 2, 6)}
+	e.queue = e.asg + "-interruptions"
+	e.srv.CreateQueue(e.queue)
+	e.ns = newNamespace(t)
+	poll(t, 30*time.Second, "the ASG's 2 nodes", func(ctx context.Context) (bool, error) {
+		nodes, err := e.nodes(ctx)
+		return len(nodes) == 2, err
+	})
+	// m5.xlarge holds 2 pods of 1.5 CPU: both nodes are full.
+	e.webPods(t, e.ns, 4, "1500m", "1Gi")
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(3)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	if _, err := cluster(t).Client.PolicyV1().PodDisruptionBudgets(e.ns).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 60*time.Second, "4 web pods Ready and the PDB allowing 1 disruption", func(ctx context.Context) (bool, error) {
+		got, err := cluster(t).Client.PolicyV1().PodDisruptionBudgets(e.ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && got.Status.CurrentHealthy == 4 && got.Status.DisruptionsAllowed == 1, err
+	})
+	return e
+}
+
+// victim is a node of the pool with web pods, and its instance id.
+func (e *interruptionEnv) victim(t *testing.T) (string, string) {
+	t.Helper()
+	nodes, err := e.nodes(context.Background())
+	if err != nil || len(nodes) == 0 {
+		t.Fatalf("no node to interrupt: %v", err)
+	}
+	slices.SortFunc(nodes, func(a, b corev1.Node) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	_, id, err := aws.ParseProviderID(nodes[0].Spec.ProviderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes[0].Name, id
+}
+
+// readyFloor samples the web pods Ready until stop, and returns the
+// fewest seen.
+func (e *interruptionEnv) readyFloor(t *testing.T) (stop func() int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	fewest := 1 << 30
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			pods, err := cluster(t).Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+			if err == nil {
+				ready := 0
+				for i := range pods.Items {
+					if p := &pods.Items[i]; p.DeletionTimestamp == nil && podReady(p) {
+						ready++
+					}
+				}
+				fewest = min(fewest, ready)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	return func() int { cancel(); wg.Wait(); return fewest }
+}
+
+// TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes runs tidal with
+// --aws-interruption-queue against the emulator's SQS: a malformed
+// message is counted and dropped; a spot interruption warning for a node
+// has it tainted and cordoned, replacement capacity asked for at once
+// (the ASG's desired capacity goes up before the node's pods have moved),
+// its pods moved within the PDB and the node deleted well before the two
+// minutes end, and the message deleted only once the node was marked.
+func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
+	ctx := context.Background()
+	e := startInterruptionEnv(t)
+	tl := startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
+
+	if _, err := e.srv.SendMessage(e.queue, []byte(`{"Type":"Notification","Message":"not an EventBridge event"}`)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the malformed message counted and deleted", func(ctx context.Context) (bool, error) {
+		n, err := metricValue(tl.Address, `tidal_interruption_messages_total{kind="malformed"}`)
+		msgs, deleted := e.srv.Messages(e.queue)
+		return n == 1 && len(msgs) == 0 && deleted == 1, err
+	})
+
+	name, instance := e.victim(t)
+	floor := e.readyFloor(t)
+	sent := time.Now()
+	if _, err := e.srv.SendMessage(e.queue, e.srv.SpotInterruptionWarning(instance, sent)); err != nil {
+		t.Fatal(err)
+	}
+	var markedAt time.Time
+	poll(t, 30*time.Second, "node "+name+" tainted, cordoned and annotated", func(ctx context.Context) (bool, error) {
+		n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, annotated := n.Annotations[interrupt.Annotation]
+		hasTaint := slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == scaledown.ToBeDeletedTaint })
+		markedAt = time.Now()
+		return annotated && hasTaint && n.Spec.Unschedulable, nil
+	})
+	var grewAt time.Time
+	poll(t, 30*time.Second, "the ASG asked for a replacement", func(context.Context) (bool, error) {
+		for _, r := range e.srv.RequestsOf("SetDesiredCapacity") {
+			if r.Params.Get("AutoScalingGroupName") == e.asg && r.Params.Get("DesiredCapacity") == "3" {
+				grewAt = r.Time
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	poll(t, 2*time.Minute, "node "+name+" gone and 4 web pods Ready elsewhere", func(ctx context.Context) (bool, error) {
+		nodes, err := e.nodes(ctx)
+		if err != nil || slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
+			return false, err
+		}
+		pods, err := cluster(t).Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		ready := 0
+		for i := range pods.Items {
+			if p := &pods.Items[i]; podReady(p) && p.Spec.NodeName != name {
+				ready++
+			}
+		}
+		return err == nil && ready == 4, err
+	})
+	done := time.Now()
+	fewest := floor()
+	t.Logf("spot warning sent; node marked (seen by the test) after %v, replacement asked for after %v, node drained and gone after %v; fewest web pods Ready: %d",
+		markedAt.Sub(sent).Round(time.Millisecond), grewAt.Sub(sent).Round(time.Millisecond), done.Sub(sent).Round(time.Millisecond), fewest)
+	if fewest < 3 {
+		t.Errorf("%d web pods Ready at one point: the PDB (minAvailable 3) was violated", fewest)
+	}
+	if done.Sub(sent) >= 2*time.Minute {
+		t.Errorf("the node was drained and deleted %v after the warning, not within its two minutes", done.Sub(sent))
+	}
+	terms := e.srv.RequestsOf("TerminateInstanceInAutoScalingGroup")
+	if len(terms) != 1 || terms[0].Params.Get("InstanceId") != instance || terms[0].Params.Get("ShouldDecrementDesiredCapacity") != "true" {
+		t.Fatalf("terminations %+v, want the interrupted instance %s, decrementing the desired capacity", terms, instance)
+	}
+	if g := e.group(t); g.DesiredCapacity != 2 {
+		t.Errorf("desired capacity %d after the replacement, want 2 (grown for the replacement, shrunk by the termination)", g.DesiredCapacity)
+	}
+	var deletedAt time.Time
+	for _, r := range e.srv.RequestsOf("DeleteMessage") {
+		deletedAt = r.Time
+	}
+	if msgs, deleted := e.srv.Messages(e.queue); len(msgs) != 0 || deleted != 2 {
+		t.Fatalf("queue holds %+v, %d deleted; want the warning deleted once acted on", msgs, deleted)
+	}
+	if deletedAt.After(done) {
+		t.Errorf("the warning was deleted at %v, after the node was replaced (%v): it is deleted once the node is marked", deletedAt, done)
+	}
+	for metric, want := range map[string]float64{
+		`tidal_interruption_messages_total{kind="spot-interruption"}`: 1,
+		fmt.Sprintf(`tidal_replaced_nodes_total{cause="spot-interruption",node_group=%q}`, e.asg): 1,
+		`tidal_interruption_marked_seconds_count`:                                                 1,
+	} {
+		if got, err := metricValue(tl.Address, metric); err != nil || got != want {
+			t.Errorf("%s = %v (%v), want %v", metric, got, err, want)
+		}
+	}
+	events, err := cluster(t).Client.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=NodeInterrupted,involvedObject.name=" + name})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no NodeInterrupted event on node %s (%v)", name, err)
+	}
+	e.checkHooks(t)
+}
