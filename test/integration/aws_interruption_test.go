@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws"
 	"github.com/tidal-autoscaler/tidal/core/interrupt"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/test/faults"
 )
 
 // interruptionEnv is an AWS env with two full nodes of web pods under a
@@ -180,7 +183,7 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 		t.Errorf("the warning was deleted at %v, after the node was replaced (%v): it is deleted once the node is marked", deletedAt, done)
 	}
 	for metric, want := range map[string]float64{
-		`tidal_interruption_messages_total{kind="spot-interruption"}`: 1,
+		`tidal_interruption_messages_total{kind="spot-interruption"}`:                             1,
 		fmt.Sprintf(`tidal_replaced_nodes_total{cause="spot-interruption",node_group=%q}`, e.asg): 1,
 		`tidal_interruption_marked_seconds_count`:                                                 1,
 	} {
@@ -192,5 +195,57 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 	if err != nil || len(events.Items) == 0 {
 		t.Errorf("no NodeInterrupted event on node %s (%v)", name, err)
 	}
+	e.checkHooks(t)
+}
+
+// TestAWSInterruptionOutlivesATidalThatDidNotAct: a tidal receives a spot
+// warning but cannot mark the node (the API server fails its updates of
+// that node): the message stays in the queue, no capacity is asked for on
+// its account; tidal stops, the next tidal receives the message again,
+// acts on it and deletes it.
+func TestAWSInterruptionOutlivesATidalThatDidNotAct(t *testing.T) {
+	e := startInterruptionEnv(t)
+	name, instance := e.victim(t)
+	failMarks := faults.New(1, faults.Rule{Rate: 1, Kinds: []faults.Kind{faults.InternalError},
+		Match: func(req *http.Request, _ []byte) bool {
+			return req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/nodes/"+name)
+		}})
+	flags := e.tidalFlags("--aws-interruption-queue=" + e.queue)
+	first := startTidalWith(t, failMarks, flags...)
+	if _, err := e.srv.SendMessage(e.queue, e.srv.SpotInterruptionWarning(instance, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the first tidal to receive the warning", func(context.Context) (bool, error) {
+		n, err := metricValue(first.Address, `tidal_interruption_messages_total{kind="spot-interruption"}`)
+		return n == 1, err
+	})
+	waitIterations(t, first, 3)
+	if faulted, _ := failMarks.Counts(); faulted[faults.InternalError] == 0 {
+		t.Fatal("the first tidal never tried to mark the node")
+	}
+	if msgs, deleted := e.srv.Messages(e.queue); len(msgs) != 1 || deleted != 0 {
+		t.Fatalf("queue holds %+v, %d deleted, while the node could not be marked: want the warning kept", msgs, deleted)
+	}
+	for _, r := range e.srv.RequestsOf("SetDesiredCapacity") {
+		t.Fatalf("capacity asked for on account of a node that was not marked: %+v", r)
+	}
+	if err := first.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	second := startTidal(t, flags...)
+	poll(t, 90*time.Second, "the next tidal to mark node "+name+" and delete the warning", func(ctx context.Context) (bool, error) {
+		n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, annotated := n.Annotations[interrupt.Annotation]
+		msgs, deleted := e.srv.Messages(e.queue)
+		return annotated && n.Spec.Unschedulable && len(msgs) == 0 && deleted == 1, nil
+	})
+	poll(t, 2*time.Minute, "node "+name+" replaced", func(ctx context.Context) (bool, error) {
+		n, err := metricValue(second.Address, fmt.Sprintf(`tidal_replaced_nodes_total{cause="spot-interruption",node_group=%q}`, e.asg))
+		return n == 1, err
+	})
 	e.checkHooks(t)
 }
