@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,7 +49,7 @@ var _ Actuator = (*Live)(nil)
 
 // NewLive is the actuator that acts.
 func NewLive(d Deps) *Live {
-	return &Live{Deps: d, removals: removals{inProgress: map[string]Removal{}, replacing: map[string]Replacement{}, strayTaints: map[string]bool{}}}
+	return &Live{Deps: d, removals: removals{inProgress: map[string]Removal{}, replacing: map[string]Replacement{}, replaced: map[string]time.Time{}, strayTaints: map[string]bool{}}}
 }
 
 // End has nothing to do: what the live actuator did is in its results.

@@ -25,7 +25,11 @@ type removals struct {
 	inProgress map[string]Removal
 	// replacing are the nodes the cloud takes away being drained and
 	// deleted (Replace).
-	replacing   map[string]Replacement
+	replacing map[string]Replacement
+	// replaced are when the replacements that finished did: their nodes
+	// count as being removed until the Node objects are gone (the cloud
+	// node controller deletes them), for at most replacedMemory.
+	replaced    map[string]time.Time
 	lastDelete  time.Time
 	lastFailure time.Time
 	// strayTaints are nodes whose ToBeDeleted taint a failed removal could
@@ -61,6 +65,13 @@ func (a *Live) Removing() Removing {
 	defer a.mu.Unlock()
 	out := Removing{Nodes: make([]string, 0, len(a.inProgress)), PerGroup: map[string]int{},
 		LastDelete: a.lastDelete, LastFailure: a.lastFailure}
+	for name, at := range a.replaced {
+		if a.Clock.Since(at) > replacedMemory {
+			delete(a.replaced, name)
+			continue
+		}
+		out.Nodes = append(out.Nodes, name)
+	}
 	for name, r := range a.replacing {
 		if _, both := a.inProgress[name]; !both {
 			out.Nodes = append(out.Nodes, name)

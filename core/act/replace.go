@@ -15,6 +15,12 @@ import (
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
+// replacedMemory is how long a node whose replacement finished counts as
+// being removed: its Node object goes when the cloud node controller sees
+// the instance gone, within a minute or two; one still there after this
+// is replaced again.
+const replacedMemory = 10 * time.Minute
+
 // Replacement is a node the cloud takes away on its own: marked at once,
 // then drained within its deadline and deleted.
 type Replacement struct {
@@ -86,6 +92,9 @@ func (a *Live) replace(ctx context.Context, r Replacement) {
 	err := a.replaceSteps(ctx, r)
 	a.mu.Lock()
 	delete(a.replacing, r.Name)
+	if err == nil {
+		a.replaced[r.Name] = a.Clock.Now()
+	}
 	a.mu.Unlock()
 	if err != nil {
 		logger.Error(err, "Replacement of a node the cloud takes away did not finish; the node stays marked and is tried again")

@@ -249,3 +249,58 @@ func TestAWSInterruptionOutlivesATidalThatDidNotAct(t *testing.T) {
 	})
 	e.checkHooks(t)
 }
+
+// TestAWSRebalanceAndStateChangeReplaceNodes: a rebalance recommendation
+// (no deadline) has its node replaced with the PDB fully honoured; an
+// instance stopping has its node replaced at once; a state change to
+// running is counted as ignored and dropped.
+func TestAWSRebalanceAndStateChangeReplaceNodes(t *testing.T) {
+	e := startInterruptionEnv(t)
+	tl := startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
+	for _, step := range []struct {
+		cause string
+		body  func(instance string) []byte
+	}{
+		{"rebalance-recommendation", func(id string) []byte { return e.srv.RebalanceRecommendation(id, time.Now()) }},
+		{"state-change", func(id string) []byte { return e.srv.StateChange(id, "stopping", time.Now()) }},
+	} {
+		name, instance := e.victim(t)
+		floor := e.readyFloor(t)
+		if _, err := e.srv.SendMessage(e.queue, e.srv.StateChange(instance, "running", time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.srv.SendMessage(e.queue, step.body(instance)); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, 2*time.Minute, step.cause+": node "+name+" replaced and 4 web pods Ready elsewhere", func(ctx context.Context) (bool, error) {
+			n, err := metricValue(tl.Address, fmt.Sprintf(`tidal_replaced_nodes_total{cause=%q,node_group=%q}`, step.cause, e.asg))
+			if err != nil || n != 1 {
+				return false, err
+			}
+			nodes, err := e.nodes(ctx)
+			if err != nil || slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
+				return false, err
+			}
+			pods, err := cluster(t).Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+			ready := 0
+			for i := range pods.Items {
+				if podReady(&pods.Items[i]) {
+					ready++
+				}
+			}
+			return err == nil && ready == 4, err
+		})
+		fewest := floor()
+		t.Logf("%s: fewest web pods Ready %d", step.cause, fewest)
+		if step.cause == "rebalance-recommendation" && fewest < 3 {
+			t.Errorf("%d web pods Ready at one point while replacing a node without deadline: the PDB (minAvailable 3) was violated", fewest)
+		}
+	}
+	if n, err := metricValue(tl.Address, `tidal_interruption_messages_total{kind="ignored"}`); err != nil || n != 2 {
+		t.Errorf("ignored messages %v (%v), want the 2 state changes to running", n, err)
+	}
+	if msgs, deleted := e.srv.Messages(e.queue); len(msgs) != 0 || deleted != 4 {
+		t.Errorf("queue holds %+v, %d deleted; want all 4 messages deleted", msgs, deleted)
+	}
+	e.checkHooks(t)
+}
