@@ -69,6 +69,23 @@ func (e *interruptionEnv) victim(t *testing.T) (string, string) {
 	return nodes[0].Name, id
 }
 
+// replaced reports whether node is gone and the 4 web pods are Ready on
+// other nodes.
+func (e *interruptionEnv) replaced(ctx context.Context, t *testing.T, node string) (bool, error) {
+	nodes, err := e.nodes(ctx)
+	if err != nil || slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == node }) {
+		return false, err
+	}
+	pods, err := cluster(t).Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	ready := 0
+	for i := range pods.Items {
+		if p := &pods.Items[i]; podReady(p) && p.Spec.NodeName != node {
+			ready++
+		}
+	}
+	return err == nil && ready == 4, err
+}
+
 // readyFloor samples the web pods Ready until stop, and returns the
 // fewest seen.
 func (e *interruptionEnv) readyFloor(t *testing.T) (stop func() int) {
@@ -142,18 +159,7 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 		return false, nil
 	})
 	poll(t, 2*time.Minute, "node "+name+" gone and 4 web pods Ready elsewhere", func(ctx context.Context) (bool, error) {
-		nodes, err := e.nodes(ctx)
-		if err != nil || slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
-			return false, err
-		}
-		pods, err := cluster(t).Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
-		ready := 0
-		for i := range pods.Items {
-			if p := &pods.Items[i]; podReady(p) && p.Spec.NodeName != name {
-				ready++
-			}
-		}
-		return err == nil && ready == 4, err
+		return e.replaced(ctx, t, name)
 	})
 	done := time.Now()
 	fewest := floor()
@@ -277,18 +283,7 @@ func TestAWSRebalanceAndStateChangeReplaceNodes(t *testing.T) {
 			if err != nil || n != 1 {
 				return false, err
 			}
-			nodes, err := e.nodes(ctx)
-			if err != nil || slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
-				return false, err
-			}
-			pods, err := cluster(t).Client.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
-			ready := 0
-			for i := range pods.Items {
-				if podReady(&pods.Items[i]) {
-					ready++
-				}
-			}
-			return err == nil && ready == 4, err
+			return e.replaced(ctx, t, name)
 		})
 		fewest := floor()
 		t.Logf("%s: fewest web pods Ready %d", step.cause, fewest)
