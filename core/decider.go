@@ -162,7 +162,15 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	// Nodes the cloud takes away are marked first, whatever else this
 	// iteration does; it decides without them and with their pods
 	// pictured as pending.
-	if gone := d.interrupt(ctx, obs); len(gone) > 0 {
+	gone := d.interrupt(ctx, obs)
+	// Nodes past their lifetime are left out too, their pods pictured, so
+	// the capacity for them is asked for; they are replaced once it is
+	// Ready (renew, after scale-up).
+	expired := d.expiries(obs, gone)
+	for _, r := range expired {
+		gone = append(gone, r.Node)
+	}
+	if len(gone) > 0 {
 		snap := d.checker.Snapshot()
 		snap.Fork()
 		defer snap.Revert()
@@ -193,5 +201,6 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	if err != nil {
 		return report, err
 	}
+	d.renew(ctx, obs, report.plan, expired)
 	return report, d.scaleDown(ctx, obs, report)
 }

@@ -32,6 +32,9 @@ type Options struct {
 	BalancingLabels              []string
 	ExpendablePodsPriorityCutoff int32
 	NewPodScaleUpDelay           time.Duration
+	// MaxNodeLifetime replaces nodes older than it (0: never), unless
+	// their group's options say otherwise.
+	MaxNodeLifetime time.Duration
 	// ProvisionAhead plans nodes for the replicas the pod loop asks for
 	// before their pods exist.
 	ProvisionAhead bool

@@ -54,9 +54,9 @@ func TestInterruptionQueueRulesMatchWhatTidalReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	details := map[string]string{
-		"EC2 Spot Instance Interruption Warning":  `{"instance-id":"i-0123456789abcdef0","instance-action":"terminate"}`,
-		"EC2 Instance Rebalance Recommendation":   `{"instance-id":"i-0123456789abcdef0"}`,
-		"EC2 Instance State-change Notification":  `{"instance-id":"i-0123456789abcdef0","state":"stopping"}`,
+		"EC2 Spot Instance Interruption Warning": `{"instance-id":"i-0123456789abcdef0","instance-action":"terminate"}`,
+		"EC2 Instance Rebalance Recommendation":  `{"instance-id":"i-0123456789abcdef0"}`,
+		"EC2 Instance State-change Notification": `{"instance-id":"i-0123456789abcdef0","state":"stopping"}`,
 		"AWS Health Event": `{"service":"EC2","eventTypeCode":"AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED","eventTypeCategory":"scheduledChange",
 			"startTime":"Sat, 05 Dec 2026 17:00:00 GMT","affectedEntities":[{"entityValue":"i-0123456789abcdef0"}]}`,
 	}

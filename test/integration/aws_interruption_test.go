@@ -299,3 +299,70 @@ func TestAWSRebalanceAndStateChangeReplaceNodes(t *testing.T) {
 	}
 	e.checkHooks(t)
 }
+
+// TestAWSExpiredNodeReplacedWithNewCapacityReadyFirst runs tidal with
+// --max-node-lifetime: a node older than it is replaced only once a new
+// node is Ready for its pods; then it is cordoned, drained within the PDB
+// and deleted.
+func TestAWSExpiredNodeReplacedWithNewCapacityReadyFirst(t *testing.T) {
+	const lifetime = 20 * time.Second
+	e := startInterruptionEnv(t)
+	originals, err := e.nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, n := range originals {
+		known[n.Name] = true
+		time.Sleep(time.Until(n.CreationTimestamp.Add(lifetime + time.Second)))
+	}
+	floor := e.readyFloor(t)
+	tl := startTidal(t, e.tidalFlags(fmt.Sprintf("--max-node-lifetime=%v", lifetime))...)
+	var victim string
+	poll(t, 60*time.Second, "an original node marked as expired", func(ctx context.Context) (bool, error) {
+		nodes, err := e.nodes(ctx)
+		if err != nil {
+			return false, err
+		}
+		var newReady []string
+		for _, n := range nodes {
+			if !known[n.Name] && testenvNodeReady(&n) {
+				newReady = append(newReady, n.Name)
+			}
+		}
+		for _, n := range nodes {
+			m, found, _ := interrupt.MarkOf(&n)
+			if !found || !known[n.Name] {
+				continue
+			}
+			if m.Kind != interrupt.Expired {
+				return false, fmt.Errorf("node %s marked %q, want %q", n.Name, m.Kind, interrupt.Expired)
+			}
+			if len(newReady) == 0 {
+				return false, fmt.Errorf("node %s marked as expired before any new node was Ready", n.Name)
+			}
+			victim = n.Name
+			return true, nil
+		}
+		return false, nil
+	})
+	poll(t, 2*time.Minute, "expired node "+victim+" replaced", func(ctx context.Context) (bool, error) {
+		return e.replaced(ctx, t, victim)
+	})
+	if fewest := floor(); fewest < 3 {
+		t.Errorf("%d web pods Ready at one point: the PDB (minAvailable 3) was violated", fewest)
+	}
+	if n, err := metricValue(tl.Address, fmt.Sprintf(`tidal_replaced_nodes_total{cause="expired",node_group=%q}`, e.asg)); err != nil || n < 1 {
+		t.Errorf("tidal_replaced_nodes_total{cause=expired} = %v (%v), want at least 1", n, err)
+	}
+	e.checkHooks(t)
+}
+
+func testenvNodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
