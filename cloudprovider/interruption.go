@@ -67,3 +67,11 @@ type InterruptionNotifier interface {
 	// Interruptions is the source, nil when none is configured.
 	Interruptions() InterruptionSource
 }
+
+// DriftDetector is implemented by providers that know when a node no
+// longer matches what its group launches (AWS: another launch template or
+// version, an instance type the group no longer launches).
+type DriftDetector interface {
+	// Drifted says how each drifted node differs, by providerID.
+	Drifted() map[string]string
+}

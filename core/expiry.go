@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/interrupt"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
@@ -34,10 +35,14 @@ func (d *Decider) expiries(o *observation, gone []string) []renewal {
 			lifetime[g.group.Id()] = d.opts.groupOptions(o, g.group.Id()).MaxNodeLifetime
 		}
 	}
+	var drift map[string]string
+	if dd, ok := d.cloud.(cloudprovider.DriftDetector); ok && d.opts.ReplaceDriftedNodes {
+		drift = dd.Drifted()
+	}
 	nodes := make([]interrupt.Aged, 0, len(o.nodes))
 	for _, n := range o.nodes {
 		nodes = append(nodes, interrupt.Aged{Name: n.Name, Group: o.groupOfNode[n.Name], Created: n.CreationTimestamp.Time,
-			Ready: o.ready(n.Name), Busy: busy[n.Name]})
+			Ready: o.ready(n.Name), Busy: busy[n.Name], Drift: drift[n.Spec.ProviderID]})
 	}
 	var out []renewal
 	for _, a := range interrupt.Expiries(nodes, lifetime, o.now) {
