@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws"
+	"github.com/tidal-autoscaler/tidal/cloudprovider/aws/awstest"
 	"github.com/tidal-autoscaler/tidal/core/interrupt"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/test/faults"
@@ -311,49 +312,83 @@ func TestAWSExpiredNodeReplacedWithNewCapacityReadyFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, n := range originals {
+		time.Sleep(time.Until(n.CreationTimestamp.Add(lifetime + time.Second)))
+	}
+	renewed(t, e, originals, interrupt.Expired, 1, fmt.Sprintf("--max-node-lifetime=%v", lifetime))
+}
+
+// TestAWSDriftedNodesReplacedOneAtATime runs tidal with
+// --replace-drifted-nodes after the ASG's launch template got a new
+// version ($Latest): both nodes, launched from the old one, are replaced,
+// one at a time, each once a new node is Ready; the new nodes, from the
+// new version, stay.
+func TestAWSDriftedNodesReplacedOneAtATime(t *testing.T) {
+	e := startInterruptionEnv(t)
+	originals, err := e.nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.srv.AddLaunchTemplateVersion(e.lt, awstest.LaunchTemplateData{InstanceType: "m5.xlarge", ImageID: "ami-0fedcba9876543210", RootVolumeGiB: 80}); err != nil {
+		t.Fatal(err)
+	}
+	renewed(t, e, originals, interrupt.Drifted, 2, "--replace-drifted-nodes")
+	if g := e.group(t); g.DesiredCapacity != 2 {
+		t.Errorf("desired capacity %d once both nodes were renewed, want 2", g.DesiredCapacity)
+	}
+}
+
+// renewed starts tidal with flags and checks that want of the original
+// nodes are replaced for kind, each marked only once a node that is not
+// an original is Ready and while no other node is marked, with no PDB
+// violated. A drifted node's replacement is never marked; an expired
+// one's may be, once it is past the lifetime in turn.
+func renewed(t *testing.T, e *interruptionEnv, originals []corev1.Node, kind string, want int, flags ...string) {
+	t.Helper()
 	known := map[string]bool{}
 	for _, n := range originals {
 		known[n.Name] = true
-		time.Sleep(time.Until(n.CreationTimestamp.Add(lifetime + time.Second)))
 	}
 	floor := e.readyFloor(t)
-	tl := startTidal(t, e.tidalFlags(fmt.Sprintf("--max-node-lifetime=%v", lifetime))...)
-	var victim string
-	poll(t, 60*time.Second, "an original node marked as expired", func(ctx context.Context) (bool, error) {
+	tl := startTidal(t, e.tidalFlags(flags...)...)
+	seen := map[string]bool{}
+	poll(t, 3*time.Minute, fmt.Sprintf("%d original node(s) replaced as %s", want, kind), func(ctx context.Context) (bool, error) {
 		nodes, err := e.nodes(ctx)
 		if err != nil {
 			return false, err
 		}
-		var newReady []string
+		newReady, marked := 0, 0
 		for _, n := range nodes {
 			if !known[n.Name] && testenvNodeReady(&n) {
-				newReady = append(newReady, n.Name)
+				newReady++
 			}
-		}
-		for _, n := range nodes {
 			m, found, _ := interrupt.MarkOf(&n)
-			if !found || !known[n.Name] {
+			if !found {
 				continue
 			}
-			if m.Kind != interrupt.Expired {
-				return false, fmt.Errorf("node %s marked %q, want %q", n.Name, m.Kind, interrupt.Expired)
+			marked++
+			switch {
+			case m.Kind != kind:
+				return false, fmt.Errorf("node %s marked %q, want %q", n.Name, m.Kind, kind)
+			case !known[n.Name] && kind == interrupt.Drifted:
+				return false, fmt.Errorf("node %s, a replacement from the new launch template version, was marked %s", n.Name, m.Detail)
+			case !known[n.Name]:
+				// A replacement past its lifetime in turn.
+				continue
+			case !seen[n.Name] && newReady == 0:
+				return false, fmt.Errorf("node %s marked as %s before any new node was Ready", n.Name, kind)
 			}
-			if len(newReady) == 0 {
-				return false, fmt.Errorf("node %s marked as expired before any new node was Ready", n.Name)
-			}
-			victim = n.Name
-			return true, nil
+			seen[n.Name] = true
 		}
-		return false, nil
+		if marked > 1 {
+			return false, fmt.Errorf("%d nodes of one group marked at once, want one at a time", marked)
+		}
+		n, err := metricValue(tl.Address, fmt.Sprintf(`tidal_replaced_nodes_total{cause=%q,node_group=%q}`, kind, e.asg))
+		return err == nil && int(n) >= want, err
 	})
-	poll(t, 2*time.Minute, "expired node "+victim+" replaced", func(ctx context.Context) (bool, error) {
-		return e.replaced(ctx, t, victim)
-	})
+	poll(t, time.Minute, "4 web pods Ready", func(ctx context.Context) (bool, error) { return e.replaced(ctx, t, "") })
 	if fewest := floor(); fewest < 3 {
 		t.Errorf("%d web pods Ready at one point: the PDB (minAvailable 3) was violated", fewest)
-	}
-	if n, err := metricValue(tl.Address, fmt.Sprintf(`tidal_replaced_nodes_total{cause="expired",node_group=%q}`, e.asg)); err != nil || n < 1 {
-		t.Errorf("tidal_replaced_nodes_total{cause=expired} = %v (%v), want at least 1", n, err)
 	}
 	e.checkHooks(t)
 }
