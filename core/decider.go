@@ -3,7 +3,9 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -162,10 +164,11 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	// Nodes the cloud takes away are marked first, whatever else this
 	// iteration does; it decides without them and with their pods
 	// pictured as pending.
-	gone := d.interrupt(ctx, obs)
-	// Nodes past their lifetime are left out too, their pods pictured, so
-	// the capacity for them is asked for; they are replaced once it is
-	// Ready (renew, after scale-up).
+	marks := d.interrupt(ctx, obs)
+	gone := slices.Sorted(maps.Keys(marks))
+	// Nodes past their lifetime or drifted are left out too, their pods
+	// pictured, so the capacity for them is asked for; they are replaced
+	// once it is Ready (renew, after scale-up).
 	expired := d.expiries(obs, gone)
 	for _, r := range expired {
 		gone = append(gone, r.Node)
@@ -201,6 +204,7 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	if err != nil {
 		return report, err
 	}
+	d.replacementReady(obs, report.plan, marks)
 	d.renew(ctx, obs, report.plan, expired)
 	return report, d.scaleDown(ctx, obs, report)
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
@@ -61,20 +60,7 @@ func (d *Decider) renew(ctx context.Context, o *observation, plan *scaleup.Plan,
 	if len(expired) == 0 {
 		return
 	}
-	onReady := map[types.UID]bool{}
-	if plan != nil {
-		for _, p := range plan.OnExisting {
-			onReady[p.Info.GetPod().UID] = true
-		}
-	}
-	waiting := map[string]bool{}
-	for _, p := range o.pending {
-		// Expendable pods wait for no capacity.
-		if node := p.Annotations[scaleup.ReplacementOfAnnotation]; node != "" && !onReady[p.UID] &&
-			scaleup.PodPriority(p) >= d.opts.ExpendablePodsPriorityCutoff {
-			waiting[node] = true
-		}
-	}
+	waiting := waitingFor(o, plan, d.opts.ExpendablePodsPriorityCutoff)
 	var reps []act.Replacement
 	for _, a := range expired {
 		if waiting[a.Node] {

@@ -22,10 +22,13 @@ import (
 type interruptions struct {
 	source  cloudprovider.InterruptionSource
 	pending map[string]cloudprovider.Interruption
+	// ready are the nodes taken away whose pods the last iterations found
+	// room for on Ready nodes (the time to it is observed once).
+	ready map[string]bool
 }
 
 func newInterruptions(cloud cloudprovider.CloudProvider) *interruptions {
-	in := &interruptions{pending: map[string]cloudprovider.Interruption{}}
+	in := &interruptions{pending: map[string]cloudprovider.Interruption{}, ready: map[string]bool{}}
 	if n, ok := cloud.(cloudprovider.InterruptionNotifier); ok {
 		in.source = n.Interruptions()
 	}
@@ -42,10 +45,10 @@ func (in *interruptions) run(ctx context.Context, notify func()) {
 // interrupt takes the interruptions received, marks the nodes they
 // concern at once and has their removal started (interrupt.Decide, the
 // actuator's Replace), deletes the messages acted on, and returns the
-// nodes being taken away: this iteration decides without them, and with
-// their pods pictured as pending, so capacity for those pods is asked
-// for now, not once they are evicted.
-func (d *Decider) interrupt(ctx context.Context, o *observation) []string {
+// nodes being taken away with their marks: this iteration decides without
+// them, and with their pods pictured as pending, so capacity for those
+// pods is asked for now, not once they are evicted.
+func (d *Decider) interrupt(ctx context.Context, o *observation) map[string]interrupt.Mark {
 	logger := klog.FromContext(ctx)
 	in := d.interrupts
 	if in.source != nil {
@@ -101,13 +104,63 @@ func (d *Decider) interrupt(ctx context.Context, o *observation) []string {
 		}
 		delete(in.pending, id)
 	}
-	var gone []string
+	gone := map[string]interrupt.Mark{}
 	for _, n := range nodes {
-		if n.Group != "" && (n.Mark != nil || slices.ContainsFunc(reps, func(r act.Replacement) bool { return r.Name == n.Name && failed[n.Name] == nil })) {
-			gone = append(gone, n.Name)
+		if n.Group != "" && n.Mark != nil {
+			gone[n.Name] = *n.Mark
+		}
+	}
+	for _, r := range reps {
+		if failed[r.Name] == nil {
+			gone[r.Name] = r.Mark
 		}
 	}
 	return gone
+}
+
+// waitingFor are the nodes left out of this iteration some of whose
+// pictured pods (expendable ones aside) the scale-up plan did not place
+// on Ready nodes: their capacity is still to come.
+func waitingFor(o *observation, plan *scaleup.Plan, cutoff int32) map[string]bool {
+	onReady := map[types.UID]bool{}
+	if plan != nil {
+		for _, p := range plan.OnExisting {
+			onReady[p.Info.GetPod().UID] = true
+		}
+	}
+	waiting := map[string]bool{}
+	for _, p := range o.pending {
+		if node := p.Annotations[scaleup.ReplacementOfAnnotation]; node != "" && !onReady[p.UID] && scaleup.PodPriority(p) >= cutoff {
+			waiting[node] = true
+		}
+	}
+	return waiting
+}
+
+// replacementReady observes, once per node the cloud takes away, the time
+// from the cloud's event to the capacity for its pods Ready: the first
+// iteration whose plan places every pictured pod of the node on Ready
+// nodes and waits for no new node for any pending pod (those evicted from
+// it included; pods of other workloads waiting too make it later, never
+// sooner).
+func (d *Decider) replacementReady(o *observation, plan *scaleup.Plan, gone map[string]interrupt.Mark) {
+	in := d.interrupts
+	for n := range in.ready {
+		if _, ok := gone[n]; !ok {
+			delete(in.ready, n)
+		}
+	}
+	if plan != nil && (len(plan.Awaiting) > 0 || len(plan.ScaleUps) > 0) {
+		return
+	}
+	waiting := waitingFor(o, plan, d.opts.ExpendablePodsPriorityCutoff)
+	for n, m := range gone {
+		if in.ready[n] || waiting[n] || m.Sent.IsZero() {
+			continue
+		}
+		in.ready[n] = true
+		d.metrics.ReplacementReady(m.Kind, o.now.Sub(m.Sent))
+	}
 }
 
 // podsOf are the pods of a node as the snapshot has them: those to

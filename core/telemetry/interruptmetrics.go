@@ -14,6 +14,7 @@ type interruptMetrics struct {
 	failed   *prometheus.CounterVec
 	marked   prometheus.Histogram
 	handled  prometheus.Histogram
+	ready    *prometheus.HistogramVec
 }
 
 func newInterruptMetrics(reg prometheus.Registerer) *interruptMetrics {
@@ -40,8 +41,13 @@ func newInterruptMetrics(reg prometheus.Registerer) *interruptMetrics {
 			Help:    "From the cloud's event to the node drained and deleted.",
 			Buckets: []float64{1, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600},
 		}),
+		ready: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tidal_interruption_replacement_ready_seconds",
+			Help:    "From the cloud's event to capacity Ready for every pod of the node it takes away (the loop finds room for them on Ready nodes), by kind.",
+			Buckets: []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 90, 120, 180, 300},
+		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.messages, m.replaced, m.failed, m.marked, m.handled)
+	reg.MustRegister(m.messages, m.replaced, m.failed, m.marked, m.handled, m.ready)
 	return m
 }
 
@@ -63,4 +69,10 @@ func (m *Metrics) Replaced(group, cause string, sinceEvent time.Duration) {
 // ReplaceFailed counts a replacement that did not finish.
 func (m *Metrics) ReplaceFailed(group, cause string) {
 	m.interrupt.failed.WithLabelValues(group, cause).Inc()
+}
+
+// ReplacementReady observes the time from the cloud's event to capacity
+// Ready for the pods of the node it takes away.
+func (m *Metrics) ReplacementReady(kind string, d time.Duration) {
+	m.interrupt.ready.WithLabelValues(kind).Observe(d.Seconds())
 }

@@ -164,8 +164,9 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 	})
 	done := time.Now()
 	fewest := floor()
-	t.Logf("spot warning sent; node marked (seen by the test) after %v, replacement asked for after %v, node drained and gone after %v; fewest web pods Ready: %d",
-		markedAt.Sub(sent).Round(time.Millisecond), grewAt.Sub(sent).Round(time.Millisecond), done.Sub(sent).Round(time.Millisecond), fewest)
+	readyAfter, _ := metricValue(tl.Address, `tidal_interruption_replacement_ready_seconds_sum{kind="spot-interruption"}`)
+	t.Logf("spot warning sent; node marked (seen by the test) after %v, replacement asked for after %v, capacity for its pods Ready after %.2fs (tidal's metric), node drained and gone after %v; fewest web pods Ready: %d",
+		markedAt.Sub(sent).Round(time.Millisecond), grewAt.Sub(sent).Round(time.Millisecond), readyAfter, done.Sub(sent).Round(time.Millisecond), fewest)
 	if fewest < 3 {
 		t.Errorf("%d web pods Ready at one point: the PDB (minAvailable 3) was violated", fewest)
 	}
@@ -193,6 +194,7 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 		`tidal_interruption_messages_total{kind="spot-interruption"}`:                             1,
 		fmt.Sprintf(`tidal_replaced_nodes_total{cause="spot-interruption",node_group=%q}`, e.asg): 1,
 		`tidal_interruption_marked_seconds_count`:                                                 1,
+		`tidal_interruption_replacement_ready_seconds_count{kind="spot-interruption"}`:            1,
 	} {
 		if got, err := metricValue(tl.Address, metric); err != nil || got != want {
 			t.Errorf("%s = %v (%v), want %v", metric, got, err, want)
