@@ -32,6 +32,12 @@ type Options struct {
 	BalancingLabels              []string
 	ExpendablePodsPriorityCutoff int32
 	NewPodScaleUpDelay           time.Duration
+	// MaxNodeLifetime replaces nodes older than it (0: never), unless
+	// their group's options say otherwise.
+	MaxNodeLifetime time.Duration
+	// ReplaceDriftedNodes replaces nodes the cloud says no longer match
+	// what their group launches (cloudprovider.DriftDetector).
+	ReplaceDriftedNodes bool
 	// ProvisionAhead plans nodes for the replicas the pod loop asks for
 	// before their pods exist.
 	ProvisionAhead bool

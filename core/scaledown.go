@@ -200,6 +200,7 @@ func (opts *Options) groupOptions(o *observation, id string) cloudprovider.NodeG
 		ScaleDownUnreadyTime:             opts.ScaleDown.UnreadyTime,
 		MaxNodeProvisionTime:             opts.ClusterState.MaxNodeProvisionTime,
 		IgnoreDaemonSetsUtilization:      opts.ScaleDown.IgnoreDaemonSetsUtilization,
+		MaxNodeLifetime:                  opts.MaxNodeLifetime,
 	}
 	g := o.group(id)
 	if g == nil {

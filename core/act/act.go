@@ -43,6 +43,11 @@ type Actuator interface {
 	// and their taints come off. It returns the nodes whose removal
 	// started.
 	Remove(life context.Context, rs []Removal) []string
+	// Replace marks nodes the cloud takes away on its own (an
+	// interruption) at once, then drains them within their deadline and
+	// deletes them in the background, for as long as life lasts. It
+	// returns the nodes it could not mark.
+	Replace(ctx, life context.Context, rs []Replacement) map[string]error
 	// CleanUpTaints takes off the deletion taints (and tidal's cordon)
 	// of nodes no removal owns, as the loop starts acting.
 	CleanUpTaints(ctx context.Context, nodes []*corev1.Node) error

@@ -48,7 +48,7 @@ func (a *Live) drainAndDelete(ctx context.Context, r Removal) error {
 		return err
 	}
 	if !r.empty() {
-		if err := a.drain(ctx, r); err != nil {
+		if err := a.drain(ctx, r, a.Clock.Now().Add(a.Options.MaxPodEvictionTime)); err != nil {
 			return err
 		}
 		if err := a.checkPods(ctx, r); err != nil {
@@ -83,10 +83,10 @@ func (a *Live) checkPods(ctx context.Context, r Removal) error {
 	return nil
 }
 
-// drain evicts the pods, retrying evictions a PDB refuses until
-// --max-pod-eviction-time, then waits for them to be gone.
-func (a *Live) drain(ctx context.Context, r Removal) error {
-	deadline := a.Clock.Now().Add(a.Options.MaxPodEvictionTime)
+// drain evicts the pods, retrying evictions a PDB refuses until deadline
+// (--max-pod-eviction-time from now, for a scale-down), then waits for
+// them to be gone.
+func (a *Live) drain(ctx context.Context, r Removal, deadline time.Time) error {
 	evicted := make([]scaledown.Evicted, len(r.Pods))
 	errs := make([]error, len(r.Pods))
 	var wg sync.WaitGroup

@@ -36,8 +36,9 @@ type Metrics struct {
 	DryRunTargetSize *prometheus.GaugeVec
 
 	// CA are Cluster Autoscaler's families (cametrics.go).
-	CA    *CAMetrics
-	sched *scheduleMetrics
+	CA        *CAMetrics
+	sched     *scheduleMetrics
+	interrupt *interruptMetrics
 }
 
 // NewMetrics creates the metrics and registers them with reg; CA's per
@@ -120,7 +121,7 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 	}, []string{"eviction_result"})
 	m.DryRunDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tidal_dry_run_decisions_total",
-		Help: "With --dry-run: decisions made and not carried out, each counted once while it stands, by kind (scale_up, scale_down, cancel) and node group.",
+		Help: "With --dry-run: decisions made and not carried out, each counted once while it stands, by kind (scale_up, scale_down, cancel, replace) and node group.",
 	}, []string{"kind", "node_group"})
 	m.DryRunNodes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tidal_dry_run_nodes_total",
@@ -135,6 +136,7 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
 	m.sched = newScheduleMetrics(reg)
+	m.interrupt = newInterruptMetrics(reg)
 	m.CA = newCAMetrics(perNodeGroup)
 	reg.MustRegister(m.CA.collectors()...)
 	return m

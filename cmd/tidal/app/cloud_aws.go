@@ -71,6 +71,8 @@ func awsConfig(opts *config.Options) (aws.Config, error) {
 		MaxPods:         opts.AWS.MaxPods,
 		NodeReservation: opts.AWS.NodeReservation,
 
+		InterruptionQueue: opts.AWS.InterruptionQueue,
+
 		LaunchWatchTimeout: opts.MaxNodeProvisionTime,
 	}
 	for _, d := range opts.AWS.NodeGroupAutoDiscovery {
