@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws/awstest"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/core/interrupt"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/test/faults"
@@ -119,9 +120,10 @@ func (e *interruptionEnv) readyFloor(t *testing.T) (stop func() int) {
 // its pods moved within the PDB and the node deleted well before the two
 // minutes end, and the message deleted only once the node was marked.
 func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	e := startInterruptionEnv(t)
-	tl := startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
+	tl := e.startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
 
 	if _, err := e.srv.SendMessage(e.queue, []byte(`{"Type":"Notification","Message":"not an EventBridge event"}`)); err != nil {
 		t.Fatal(err)
@@ -213,6 +215,7 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 // its account; tidal stops, the next tidal receives the message again,
 // acts on it and deletes it.
 func TestAWSInterruptionOutlivesATidalThatDidNotAct(t *testing.T) {
+	parallel(t)
 	e := startInterruptionEnv(t)
 	name, instance := e.victim(t)
 	failMarks := faults.New(1, faults.Rule{Rate: 1, Kinds: []faults.Kind{faults.InternalError},
@@ -220,7 +223,7 @@ func TestAWSInterruptionOutlivesATidalThatDidNotAct(t *testing.T) {
 			return req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/nodes/"+name)
 		}})
 	flags := e.tidalFlags("--aws-interruption-queue=" + e.queue)
-	first := startTidalWith(t, failMarks, flags...)
+	first := e.startTidalWith(t, []app.Option{app.WithTransport(failMarks.Wrap)}, flags...)
 	if _, err := e.srv.SendMessage(e.queue, e.srv.SpotInterruptionWarning(instance, time.Now())); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +245,7 @@ func TestAWSInterruptionOutlivesATidalThatDidNotAct(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	second := startTidal(t, flags...)
+	second := e.startTidal(t, flags...)
 	poll(t, 90*time.Second, "the next tidal to mark node "+name+" and delete the warning", func(ctx context.Context) (bool, error) {
 		n, err := cluster(t).Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -264,8 +267,9 @@ func TestAWSInterruptionOutlivesATidalThatDidNotAct(t *testing.T) {
 // instance stopping has its node replaced at once; a state change to
 // running is counted as ignored and dropped.
 func TestAWSRebalanceAndStateChangeReplaceNodes(t *testing.T) {
+	parallel(t)
 	e := startInterruptionEnv(t)
-	tl := startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
+	tl := e.startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
 	for _, step := range []struct {
 		cause string
 		body  func(instance string) []byte
@@ -308,6 +312,7 @@ func TestAWSRebalanceAndStateChangeReplaceNodes(t *testing.T) {
 // node is Ready for its pods; then it is cordoned, drained within the PDB
 // and deleted.
 func TestAWSExpiredNodeReplacedWithNewCapacityReadyFirst(t *testing.T) {
+	parallel(t)
 	const lifetime = 20 * time.Second
 	e := startInterruptionEnv(t)
 	originals, err := e.nodes(context.Background())
@@ -326,6 +331,7 @@ func TestAWSExpiredNodeReplacedWithNewCapacityReadyFirst(t *testing.T) {
 // one at a time, each once a new node is Ready; the new nodes, from the
 // new version, stay.
 func TestAWSDriftedNodesReplacedOneAtATime(t *testing.T) {
+	parallel(t)
 	e := startInterruptionEnv(t)
 	originals, err := e.nodes(context.Background())
 	if err != nil {
@@ -352,7 +358,7 @@ func renewed(t *testing.T, e *interruptionEnv, originals []corev1.Node, kind str
 		known[n.Name] = true
 	}
 	floor := e.readyFloor(t)
-	tl := startTidal(t, e.tidalFlags(flags...)...)
+	tl := e.startTidal(t, e.tidalFlags(flags...)...)
 	seen := map[string]bool{}
 	poll(t, 3*time.Minute, fmt.Sprintf("%d original node(s) replaced as %s", want, kind), func(ctx context.Context) (bool, error) {
 		nodes, err := e.nodes(ctx)

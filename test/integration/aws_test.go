@@ -197,6 +197,12 @@ func (e *awsEnv) useEnvironment(t *testing.T) {
 // that do not exist keep the machine's (~/.aws) out.
 func (e *awsEnv) startTidal(t *testing.T, args ...string) *tidal {
 	t.Helper()
+	return e.startTidalWith(t, nil, args...)
+}
+
+// startTidalWith is startTidal with more options for Run.
+func (e *awsEnv) startTidalWith(t *testing.T, options []app.Option, args ...string) *tidal {
+	t.Helper()
 	akid, secret := e.srv.Credentials()
 	dir := t.TempDir()
 	sdk := app.WithAWSClientOptions(func(o *aws.ClientOptions) {
@@ -207,7 +213,7 @@ func (e *awsEnv) startTidal(t *testing.T, args ...string) *tidal {
 			awsconfig.WithSharedCredentialsFiles([]string{dir + "/credentials"}),
 			awsconfig.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 	})
-	return testenv.StartTidalWith(context.Background(), t, cluster(t).KubeconfigPath, []app.Option{sdk}, args...)
+	return testenv.StartTidalWith(context.Background(), t, cluster(t).KubeconfigPath, append([]app.Option{sdk}, options...), args...)
 }
 
 // awsFlags make tidal use the emulator's region and discover the pool.
