@@ -5,11 +5,6 @@
 # of the node loop again and again on a busy machine.
 
 GO        ?= go
-# Every build of make, the tests' and the production image's alike, is
-# without cgo (the Dockerfile builds so): one build configuration, so each
-# package is compiled once into the build cache, not once with cgo for the
-# tests and again without it for the production binary's size test.
-export CGO_ENABLED ?= 0
 BIN       := bin/tidal
 # tidal-local: tidal with an embedded control plane, for make run.
 LOCAL_BIN := bin/tidal-local
