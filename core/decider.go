@@ -177,6 +177,7 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	}
 	d.enforceSchedules(ctx, obs, report)
 	err = d.scaleUp(ctx, obs, report)
+	d.nominate(ctx, obs, report.plan)
 	d.waiters.update(obs.pending, report.plan)
 	d.wake.recheck = nextRecheck(report.plan, d.wake.recheck, d.opts.ScanInterval)
 	if err != nil {

@@ -105,3 +105,10 @@ func (a *waiters) unschedulableAgain(uid types.UID) bool {
 	a.pods[uid] = w
 	return true
 }
+
+// groupOf is the group whose new nodes pod uid waits for ("" if none).
+func (a *waiters) groupOf(uid types.UID) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pods[uid].group
+}
