@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,11 +56,17 @@ func (a *Live) Nominate(ctx context.Context, clear, set []nominate.Change) []nom
 }
 
 func (a *Live) patchNomination(ctx context.Context, c nominate.Change) error {
+	return NominateWith(ctx, a.Client, c)
+}
+
+// NominateWith writes one nomination with client, as the live actuator does
+// (for the test of the admission policy that confines it).
+func NominateWith(ctx context.Context, client kubernetes.Interface, c nominate.Change) error {
 	patch, err := nominationPatch(c.UID, c.Node)
 	if err != nil {
 		return err
 	}
-	_, err = a.Client.CoreV1().Pods(c.Namespace).Patch(ctx, c.Name, types.MergePatchType, patch,
+	_, err = client.CoreV1().Pods(c.Namespace).Patch(ctx, c.Name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: "tidal"}, "status")
 	if err != nil {
 		return fmt.Errorf("patch status of pod %s/%s: %w", c.Namespace, c.Name, err)
