@@ -178,10 +178,13 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	d.enforceSchedules(ctx, obs, report)
 	err = d.scaleUp(ctx, obs, report)
 	d.nominate(ctx, obs, report.plan)
-	d.waiters.update(obs.pending, report.plan)
+	d.waiters.update(obs.pending, report.plan, d.coming)
 	d.wake.recheck = nextRecheck(report.plan, d.wake.recheck, d.opts.ScanInterval)
 	if err != nil {
 		return report, err
 	}
 	return report, d.scaleDown(ctx, obs, report)
 }
+
+// coming reports whether a node group has requested nodes not yet ready.
+func (d *Decider) coming(group string) bool { return d.state.Group(group).Upcoming > 0 }

@@ -47,7 +47,7 @@ func TestDeciderNominatesWaitersToTheirGroupsNodes(t *testing.T) {
 		observer: &observer{pods: corelisters.NewPodLister(indexer)},
 		actuator: act.NewLive(act.Deps{Client: client, Clock: clock, Metrics: metrics,
 			Events: telemetry.NewEvents(record.NewFakeRecorder(10), clock, false, nil)})}
-	d.waiters.update([]*corev1.Pod{a, c}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g", "c": "g"}})
+	d.waiters.update([]*corev1.Pod{a, c}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g", "c": "g"}}, nil)
 	placed := func(p *corev1.Pod, node string) simulator.Placed {
 		pi, _ := framework.NewPodInfo(p)
 		return simulator.Placed{Info: pi, Node: node}
