@@ -199,7 +199,8 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	}
 	d.enforceSchedules(ctx, obs, report)
 	err = d.scaleUp(ctx, obs, report)
-	d.waiters.update(obs.pending, report.plan)
+	d.nominate(ctx, obs, report.plan)
+	d.waiters.update(obs.pending, report.plan, d.coming)
 	d.wake.recheck = nextRecheck(report.plan, d.wake.recheck, d.opts.ScanInterval)
 	if err != nil {
 		return report, err
@@ -208,3 +209,6 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	d.renew(ctx, obs, report.plan, expired)
 	return report, d.scaleDown(ctx, obs, report)
 }
+
+// coming reports whether a node group has requested nodes not yet ready.
+func (d *Decider) coming(group string) bool { return d.state.Group(group).Upcoming > 0 }

@@ -49,7 +49,7 @@ func TestNoScaleUpIsToldOnlyToThePodsLeft(t *testing.T) {
 	rec := &podEvents{got: map[string][]string{}}
 	l := &Decider{events: newEventDeduper(rec, clock, false), ahead: newExpectations(),
 		metrics: NewMetrics(prometheus.NewRegistry(), false), state: clusterstate.New(clusterstate.Options{})}
-	explainNoScaleUp(l.events, l.ahead.source, plan)
+	explainNoScaleUp(l.events, l.ahead.source, plan, nil)
 	if got := fmt.Sprint(rec.got["NotTriggerScaleUp"]); got != "[web-2 web-3]" {
 		t.Fatalf("NotTriggerScaleUp on %s, want the 2 pods no group helps", got)
 	}

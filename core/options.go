@@ -41,6 +41,11 @@ type Options struct {
 	// ProvisionAhead plans nodes for the replicas the pod loop asks for
 	// before their pods exist.
 	ProvisionAhead bool
+	// NominatePlannedPods sets the status.nominatedNodeName of pending pods
+	// to the ready nodes planned for them, at most MaxBulkNominations
+	// writes an iteration.
+	NominatePlannedPods bool
+	MaxBulkNominations  int
 	// EnforceNodeGroupMinSize raises every group below its minimum to it
 	// (--enforce-node-group-min-size), not only those a schedule names.
 	EnforceNodeGroupMinSize bool

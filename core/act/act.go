@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
@@ -51,6 +52,10 @@ type Actuator interface {
 	// CleanUpTaints takes off the deletion taints (and tidal's cordon)
 	// of nodes no removal owns, as the loop starts acting.
 	CleanUpTaints(ctx context.Context, nodes []*corev1.Node) error
+	// Nominate sets and clears status.nominatedNodeName of pending pods
+	// (the scheduler tries a pod's nominated node first) and returns the
+	// changes whose write failed.
+	Nominate(ctx context.Context, clear, set []nominate.Change) []nominate.Change
 	// Removing is what removals are under way.
 	Removing() Removing
 	// Wait blocks until every removal has finished or been rolled back.

@@ -30,6 +30,10 @@ type Metrics struct {
 	FailedScaleDowns    *prometheus.CounterVec
 	EvictedPods         *prometheus.CounterVec
 
+	// Nominations counts status.nominatedNodeName writes to planned
+	// nodes, by result (set, cleared, failed).
+	Nominations *prometheus.CounterVec
+
 	// Shadow mode (--dry-run): the decisions not carried out.
 	DryRunDecisions  *prometheus.CounterVec
 	DryRunNodes      *prometheus.CounterVec
@@ -131,7 +135,11 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 		Name: "tidal_dry_run_node_group_target_size",
 		Help: "With --dry-run: the target size each node group would have had after the last iteration's scale-ups.",
 	}, []string{"node_group"})
-	reg.MustRegister(m.DryRunDecisions, m.DryRunNodes, m.DryRunTargetSize)
+	m.Nominations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidal_pod_nominations_total",
+		Help: "Writes of status.nominatedNodeName of pending pods to the nodes planned for them, by result: set, cleared (withdrawn), failed.",
+	}, []string{"result"})
+	reg.MustRegister(m.DryRunDecisions, m.DryRunNodes, m.DryRunTargetSize, m.Nominations)
 	reg.MustRegister(m.UnneededNodes, m.UnremovableNodes, m.ScaleDownInCooldown, m.ScaledDownNodes, m.FailedScaleDowns, m.EvictedPods)
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)

@@ -233,9 +233,11 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 
 	env.warned.Do(func() { eventUnsupported(ctx, client, recorder, opts, env.seams.unsupported) })
 
+	nodeOpts := nodeopts.FromConfig(opts)
+	nodeOpts.NominatePlannedPods = nominate(ctx, client.Discovery(), opts)
 	loop, err := core.NewNodeLoop(ctx, core.Config{
 		Cloud: cloud, Client: client, Factory: factory, Recorder: recorder, Metrics: env.nodeMetrics,
-		Options: nodeopts.FromConfig(opts),
+		Options: nodeOpts,
 	})
 	if err != nil {
 		return err
