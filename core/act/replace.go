@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -133,16 +132,7 @@ func (a *Live) replaceSteps(ctx context.Context, r Replacement) error {
 // until, and waits for those evicted to be gone, no longer than the
 // deadline when there is one.
 func (a *Live) drainUntil(ctx context.Context, r Replacement, until time.Time) error {
-	evicted := make([]scaledown.Evicted, len(r.Pods))
-	errs := make([]error, len(r.Pods))
-	var wg sync.WaitGroup
-	for i, p := range r.Pods {
-		wg.Go(func() {
-			evicted[i].Pod = p
-			evicted[i].At, errs[i] = a.evict(ctx, p, until, true)
-		})
-	}
-	wg.Wait()
+	evicted, errs := a.evictAll(ctx, r.Pods, until)
 	var gone []scaledown.Evicted
 	for i, e := range evicted {
 		if errs[i] == nil {
