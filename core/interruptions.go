@@ -172,11 +172,10 @@ func (d *Decider) podsOf(node string) (evict, daemonSet []*corev1.Pod) {
 	}
 	for _, pi := range ni.GetPods() {
 		p := pi.GetPod()
-		_, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]
 		switch {
 		case scaledown.IsDaemonSetPod(p):
 			daemonSet = append(daemonSet, p)
-		case mirror, p.Status.Phase == corev1.PodSucceeded, p.Status.Phase == corev1.PodFailed:
+		case scaledown.IsMirror(p), scaledown.IsTerminal(p):
 		default:
 			evict = append(evict, p)
 		}

@@ -16,8 +16,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
 // Annotation, on a node, records that the cloud takes it away: the kind,
@@ -213,24 +215,11 @@ func EvictUntil(m Mark, now time.Time, maxEvictionTime time.Duration) time.Time 
 func Replaced(pods []*corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range pods {
-		ref := controllerOf(p)
-		if ref == nil || ref.Kind == "DaemonSet" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed ||
+		if metav1.GetControllerOfNoCopy(p) == nil || scaledown.IsDaemonSetPod(p) || scaledown.IsTerminal(p) || scaledown.IsMirror(p) ||
 			p.DeletionTimestamp != nil {
-			continue
-		}
-		if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
 			continue
 		}
 		out = append(out, p)
 	}
 	return out
-}
-
-func controllerOf(p *corev1.Pod) *struct{ Kind string } {
-	for _, r := range p.OwnerReferences {
-		if r.Controller != nil && *r.Controller {
-			return &struct{ Kind string }{r.Kind}
-		}
-	}
-	return nil
 }
