@@ -179,11 +179,12 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 		defer snap.Revert()
 		obs.pending = append(obs.pending, d.withoutGone(ctx, gone)...)
 	}
-	report := &Iteration{observation: obs, limits: limitsOf(d.opts)}
+	report := &Iteration{limits: limitsOf(d.opts)}
 	health := d.updateClusterState(ctx, obs, report)
 	report.health = health
 	d.readSchedules(ctx, obs, report)
 	defer func() {
+		report.observed = observedOf(obs)
 		report.groups = map[string]clusterstate.GroupView{}
 		for _, g := range d.state.Groups() {
 			report.groups[g.ID] = g
