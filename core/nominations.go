@@ -13,7 +13,9 @@ import (
 
 // nominate sets the status.nominatedNodeName of pending pods that waited
 // for a scale-up to the node of that group this iteration's decision placed
-// them on, once it can take them, and withdraws nominations whose plan no
+// them on: a ready node, or a registered node still starting (so that the
+// scheduler, which places pods the moment a node can take them, finds the
+// nominations already there), and withdraws nominations whose plan no
 // longer stands (core/nominate decides; the actuator writes).
 func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Plan) {
 	if !d.opts.NominatePlannedPods {
@@ -26,6 +28,11 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 			in.Usable[name] = true
 		}
 	}
+	for _, g := range o.groups {
+		for _, name := range o.starting(g.group.Id(), d.state.Group(g.group.Id()).Upcoming) {
+			in.Usable[name] = true
+		}
+	}
 	if plan != nil {
 		for _, pl := range plan.OnExisting {
 			p := pl.Info.GetPod()
@@ -34,6 +41,12 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 			}
 			in.Planned[p.UID] = pl.Node
 			in.Pods[p.UID] = nominatedPod(p)
+		}
+		for _, p := range o.pending {
+			if node, ok := plan.AwaitingOn[p.UID]; ok && !pictured(p) {
+				in.Planned[p.UID] = node
+				in.Pods[p.UID] = nominatedPod(p)
+			}
 		}
 	}
 	for uid, n := range d.mem.nominations {

@@ -104,7 +104,7 @@ func inputKey(in Input) (uint64, error) {
 		h.Write([]byte{';'})
 	}
 	for _, g := range in.Groups {
-		fmt.Fprintf(h, "|%q %d %d %d %d %q", g.ID, g.Min, g.Max, g.Target, g.Upcoming, g.Unavailable)
+		fmt.Fprintf(h, "|%q %d %d %d %d %q %q", g.ID, g.Min, g.Max, g.Target, g.Upcoming, g.Unavailable, g.Starting)
 		if err := writeTemplate(h, g.Template); err != nil {
 			return 0, fmt.Errorf("node group %s: %w", g.ID, err)
 		}

@@ -27,6 +27,10 @@ type Group struct {
 	// Target is the cloud's target size; Upcoming counts requested nodes
 	// not yet registered and Ready (they count as template copies).
 	Target, Upcoming int
+	// Starting names the group's registered nodes among Upcoming (not yet
+	// able to take pods: unready, or behind a startup taint): the first
+	// upcoming copies stand for them, with the pods nominated to them.
+	Starting []string
 	// Unavailable, when set, says why the group may not grow now (backed
 	// off, health); it is reported to the pods it could have helped.
 	Unavailable string
@@ -79,6 +83,9 @@ type Plan struct {
 	// Awaiting maps the UIDs of pending pods that fit on upcoming nodes
 	// (requested, not yet Ready) to those nodes' group.
 	Awaiting map[types.UID]string
+	// AwaitingOn maps those of them that fit on a registered node still
+	// starting (Group.Starting) to that node: where to nominate them.
+	AwaitingOn map[types.UID]string
 	// NoScaleUp lists the pods no group can help, by pod group, with why.
 	NoScaleUp []NoScaleUp
 	// Skipped counts pods not decided because the deadline passed, and
@@ -164,8 +171,8 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 	if in.MaxRounds == 0 {
 		in.MaxRounds = 10
 	}
-	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}}, start: time.Now(), planned: map[string]int{},
-		upcoming: map[string]string{}, plannedNodes: map[string]int{}, expander: in.ExpanderContext.Fork()}
+	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}, AwaitingOn: map[types.UID]string{}}, start: time.Now(),
+		planned: map[string]int{}, upcoming: map[string]string{}, starting: map[string]string{}, plannedNodes: map[string]int{}, expander: in.ExpanderContext.Fork()}
 	if dl, ok := ctx.Deadline(); ok {
 		d.filterDeadline = d.start.Add(dl.Sub(d.start) / 2)
 	}
@@ -205,8 +212,9 @@ type decision struct {
 	expander *expander.Context
 	// planned counts nodes added to each group by this decision.
 	planned map[string]int
-	// upcoming maps the names of upcoming nodes' copies to their group.
-	upcoming map[string]string
+	// upcoming maps the names of upcoming nodes' copies to their group;
+	// starting those that stand for a registered node to its name.
+	upcoming, starting map[string]string
 	// plannedNodes maps the names of the nodes this decision's scale-ups
 	// add to the index of their scale-up in the plan.
 	plannedNodes map[string]int
@@ -230,7 +238,9 @@ func passed(deadline time.Time) bool {
 }
 
 // addUpcoming puts a template copy in the snapshot for every requested node
-// that has not registered yet, so pods that will fit there ask for nothing.
+// not yet ready, so pods that will fit there ask for nothing. The copy of a
+// registered node still starting takes the pods nominated to it from it:
+// the room they will use is not offered twice.
 func (d *decision) addUpcoming() error {
 	snap := d.in.Checker.Snapshot()
 	for _, g := range d.in.Groups {
@@ -240,6 +250,36 @@ func (d *decision) addUpcoming() error {
 				return fmt.Errorf("node group %s: upcoming node: %w", g.ID, err)
 			}
 			d.upcoming[name] = g.ID
+			if i < len(g.Starting) {
+				d.starting[name] = g.Starting[i]
+				if err := moveNominated(snap, g.Starting[i], name); err != nil {
+					return fmt.Errorf("node group %s: %w", g.ID, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// moveNominated moves the pods nominated to node (not bound to it) onto
+// the copy standing for it.
+func moveNominated(snap *simulator.Snapshot, node, copyName string) error {
+	ni := snap.NodeInfo(node)
+	if ni == nil {
+		return nil
+	}
+	var moved []fwk.PodInfo
+	for _, pi := range ni.Pods {
+		if pi.GetPod().Spec.NodeName == "" {
+			moved = append(moved, pi)
+		}
+	}
+	for _, pi := range moved {
+		if err := snap.RemovePod(pi.GetPod(), node); err != nil {
+			return err
+		}
+		if err := snap.AddPod(pi, copyName); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -281,6 +321,9 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 		for _, pl := range placed {
 			if group, ok := d.upcoming[pl.Node]; ok {
 				d.plan.Awaiting[pl.Info.GetPod().UID] = group
+				if node := d.starting[pl.Node]; node != "" {
+					d.plan.AwaitingOn[pl.Info.GetPod().UID] = node
+				}
 			} else {
 				d.plan.OnExisting = append(d.plan.OnExisting, pl)
 			}

@@ -1,0 +1,57 @@
+package scaleup
+
+import (
+	"testing"
+
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// A registered node still starting (Group.Starting) is its group's first
+// upcoming copy: pods placed there await it by name (AwaitingOn), pods
+// already nominated to it hold their room on the copy, and pods placed on
+// copies of nodes not yet registered await only the group.
+func TestStartingNodesAreNamedAndKeepTheirNominatedPods(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		nominated int // pods of 1 CPU nominated to g-1
+		pending   int // pods of 1 CPU pending
+		starting  []string
+		wantOn    int // pending pods awaiting g-1 by name
+		wantAdded int
+	}{
+		{"pods fill the starting node first", 0, 6, []string{"g-1"}, 4, 0},
+		{"nominated pods keep their room", 3, 6, []string{"g-1"}, 1, 1},
+		{"no starting node: nothing named", 0, 6, nil, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			c.group("g", "4", "16Gi", "a", 2, 10).Upcoming = 2
+			c.groups[0].Starting = tc.starting
+			c.node("g-1", "4", "16Gi", "a")
+			for range tc.nominated {
+				p := c.pod("held", "1", "1Gi")
+				p.Status.NominatedNodeName = "g-1"
+				pi, _ := framework.NewPodInfo(p)
+				if err := c.snap.AddPod(pi, "g-1"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.pend(tc.pending, "web", "1", "1Gi", nil)
+			plan := c.decide("least-waste", func(in *Input) { in.NotReady = map[string]bool{"g-1": true} })
+			on := 0
+			for uid, node := range plan.AwaitingOn {
+				if node != "g-1" || plan.Awaiting[uid] != "g" {
+					t.Fatalf("pod %s awaits node %q of group %q, want g-1 of g", uid, node, plan.Awaiting[uid])
+				}
+				on++
+			}
+			if on != tc.wantOn || nodesAdded(plan)["g"] != tc.wantAdded {
+				t.Fatalf("%d pods await g-1, %d nodes added: want %d and %d (awaiting %v)", on, nodesAdded(plan)["g"],
+					tc.wantOn, tc.wantAdded, plan.Awaiting)
+			}
+			if got := len(c.snap.NodeInfo("g-1").Pods); got != tc.nominated {
+				t.Fatalf("g-1 has %d pods after the decision, want its %d nominated back", got, tc.nominated)
+			}
+		})
+	}
+}
