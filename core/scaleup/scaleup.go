@@ -6,15 +6,18 @@
 package scaleup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/tidal-autoscaler/tidal/estimator"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
@@ -297,10 +300,19 @@ type pending struct {
 
 // filterSchedulable places pending pods on the free capacity of ready and
 // upcoming nodes, keeping them there for the rest of the decision, and
-// returns what is left.
+// returns what is left. Ready nodes are filled first, in the pod groups'
+// order (as the scheduler will); the upcoming nodes' copies then take what
+// is left, largest pods first (fillUpcoming).
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	c := d.in.Checker
-	nodes := d.readyNodes()
+	var ready, coming []fwk.NodeInfo
+	for _, ni := range d.readyNodes() {
+		if _, ok := d.upcoming[ni.Node().Name]; ok {
+			coming = append(coming, ni)
+		} else {
+			ready = append(ready, ni)
+		}
+	}
 	var remaining []pending
 	for i, g := range d.in.Pending {
 		if i > 0 && passed(d.filterDeadline) {
@@ -313,27 +325,67 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 		if err != nil {
 			return nil, err
 		}
-		placed, unplaced, err := c.PlaceGroup(ctx, gc, g.Pods, nodes)
+		placed, unplaced, err := c.PlaceGroup(ctx, gc, g.Pods, ready)
 		if err != nil {
 			return nil, err
 		}
-		d.plan.FitExisting += len(placed)
-		for _, pl := range placed {
-			if group, ok := d.upcoming[pl.Node]; ok {
-				d.plan.Awaiting[pl.Info.GetPod().UID] = group
-				if node := d.starting[pl.Node]; node != "" {
-					d.plan.AwaitingOn[pl.Info.GetPod().UID] = node
-				}
-			} else {
-				d.plan.OnExisting = append(d.plan.OnExisting, pl)
-			}
-		}
-		d.placed = append(d.placed, placed...)
+		d.filtered(placed)
 		if len(unplaced) > 0 {
 			remaining = append(remaining, pending{group: g, pods: unplaced, check: gc, since: len(d.placed)})
 		}
 	}
-	return remaining, nil
+	return d.fillUpcoming(ctx, remaining, coming)
+}
+
+// fillUpcoming places pods the ready nodes left on the upcoming nodes'
+// copies, the groups of the largest pods first (first-fit decreasing, as
+// the estimates packed those nodes when they were asked for): in the
+// groups' order, small pods tried first would spread over the copies and
+// take the room an earlier plan kept for large ones, and each decision
+// would ask for nodes again.
+func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming []fwk.NodeInfo) ([]pending, error) {
+	if len(coming) == 0 || len(remaining) == 0 || passed(d.filterDeadline) {
+		return remaining, nil
+	}
+	size := make([]float64, len(remaining))
+	order := make([]int, len(remaining))
+	for i, r := range remaining {
+		order[i] = i
+		size[i] = estimator.Size(estimator.Work{Check: r.check}, coming[0].Node())
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
+	c := d.in.Checker
+	for _, i := range order {
+		r := &remaining[i]
+		gc, err := c.CatchUp(ctx, r.check, d.placed[r.since:])
+		if err != nil {
+			return nil, err
+		}
+		placed, unplaced, err := c.PlaceGroup(ctx, gc, r.pods, coming)
+		if err != nil {
+			return nil, err
+		}
+		d.filtered(placed)
+		r.pods, r.check, r.since = unplaced, gc, len(d.placed)
+	}
+	return slices.DeleteFunc(remaining, func(r pending) bool { return len(r.pods) == 0 }), nil
+}
+
+// filtered records pods the filter placed: on a ready node, or awaiting an
+// upcoming one (by name when it stands for a registered node).
+func (d *decision) filtered(placed []simulator.Placed) {
+	d.plan.FitExisting += len(placed)
+	for _, pl := range placed {
+		if group, ok := d.upcoming[pl.Node]; ok {
+			d.plan.Awaiting[pl.Info.GetPod().UID] = group
+			if node := d.starting[pl.Node]; node != "" {
+				d.plan.AwaitingOn[pl.Info.GetPod().UID] = node
+			}
+		} else {
+			d.plan.OnExisting = append(d.plan.OnExisting, pl)
+		}
+	}
+	d.placed = append(d.placed, placed...)
 }
 
 // readyNodes are the snapshot's nodes but the NotReady ones: ready nodes

@@ -55,3 +55,18 @@ func TestStartingNodesAreNamedAndKeepTheirNominatedPods(t *testing.T) {
 		})
 	}
 }
+
+// Pods awaiting upcoming nodes are placed on their copies largest first,
+// as the plan that asked for the nodes packed them: 2 pods of 1.5 CPU
+// tried before 2 of 2.5 CPU still fit the 2 upcoming 4-CPU nodes, one of
+// each size on each, and nothing more is asked for.
+func TestUpcomingCopiesTakeTheLargestPodsFirst(t *testing.T) {
+	c := newCluster(t)
+	c.group("g", "4", "16Gi", "a", 2, 10).Upcoming = 2
+	c.pend(2, "small", "1500m", "1Gi", nil)
+	c.pend(2, "big", "2500m", "1Gi", nil)
+	plan := c.decide("least-waste", nil)
+	if len(plan.ScaleUps) != 0 || len(plan.Awaiting) != 4 {
+		t.Fatalf("scale-ups %+v, %d pods awaiting the upcoming nodes: want none and 4", plan.ScaleUps, len(plan.Awaiting))
+	}
+}
