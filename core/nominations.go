@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,18 +22,8 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 	if !d.opts.NominatePlannedPods {
 		return
 	}
-	in := nominate.Input{Pods: map[types.UID]nominate.Pod{}, Planned: map[types.UID]string{}, Usable: map[string]bool{},
+	in := nominate.Input{Pods: map[types.UID]nominate.Pod{}, Planned: map[types.UID]string{}, Usable: d.nominationTargets(o),
 		Standing: d.mem.nominations, Budget: d.opts.MaxBulkNominations}
-	for name, obs := range o.observed {
-		if obs.Ready {
-			in.Usable[name] = true
-		}
-	}
-	for _, g := range o.groups {
-		for _, name := range o.starting(g.group.Id(), d.state.Group(g.group.Id()).Upcoming) {
-			in.Usable[name] = true
-		}
-	}
 	if plan != nil {
 		for _, pl := range plan.OnExisting {
 			p := pl.Info.GetPod()
@@ -61,6 +52,31 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 	failed := d.actuator.Nominate(ctx, res.Clear, res.Set)
 	res.Next.Failed(failed, in.Standing)
 	d.mem.nominations = res.Next
+	d.nominatedTo.set(res.Next)
+}
+
+// nominatedNodes are the nodes tidal's standing nominations name, for the
+// informers' handlers: a node of them going wakes the loop, so its pods
+// get another node at once. Safe for concurrent use.
+type nominatedNodes struct {
+	mu    sync.Mutex
+	nodes map[string]bool
+}
+
+func (n *nominatedNodes) set(s nominate.State) {
+	nodes := make(map[string]bool, len(s))
+	for _, nom := range s {
+		nodes[nom.Node] = true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.nodes = nodes
+}
+
+func (n *nominatedNodes) has(name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.nodes[name]
 }
 
 // plannedGroup is the group whose new nodes a pod counts on: the one it

@@ -197,9 +197,12 @@ func (ob *observer) timed(function string, f func() error) error {
 // nomination to a node the cluster does not have (it went before the pod
 // was bound): then it waits for a node like any other.
 func nominatedToMissing(p *corev1.Pod, snap *simulator.Snapshot) bool {
-	if p.Status.NominatedNodeName == "" || snap.NodeInfo(p.Status.NominatedNodeName) != nil {
-		return false
-	}
+	return p.Status.NominatedNodeName != "" && snap.NodeInfo(p.Status.NominatedNodeName) == nil && pendingButForNomination(p)
+}
+
+// pendingButForNomination reports whether p would be pending without its
+// nominated node.
+func pendingButForNomination(p *corev1.Pod) bool {
 	q := *p
 	q.Status.NominatedNodeName = ""
 	return IsPending(&q)

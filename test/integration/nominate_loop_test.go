@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tidal-autoscaler/tidal/core/act"
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
@@ -128,13 +130,23 @@ func podNodes(t *testing.T, ns string) map[string]string {
 // pods and needs a third node (measured with --nominate-planned-pods=false).
 func TestNominatedPodsBindToTheirPlannedNodes(t *testing.T) {
 	parallel(t)
-	groups := nominationGroups(t, "nb")
-	ns := newNamespace(t)
-	testenv.DumpOnFailure(t, cluster(t).Client, ns, "nb-")
-	mixedPods(t, ns)
-	tl := startTidal(t, append(scaleUpFlags, "--local-node-groups="+groups, "--nominate-planned-pods=true")...)
+	ns, tl, nominated := nominatedMix(t, "nb", scaleUpFlags)
+	releaseNodes(t, ns, "nb")
+	assertBoundAsNominated(t, ns, nominated)
+	assertRequested(t, tl, "nb", 2, 2)
+}
 
-	nominated := waitNominated(t, ns, "nb-", 4)
+// nominatedMix runs tidal with flags on a group of its own (named group)
+// for mixedPods, and waits until the 4 pods are nominated to the 2 nodes
+// of the plan, each with a big and a small pod, the nodes still starting.
+func nominatedMix(t *testing.T, group string, flags []string) (string, *tidal, map[string]string) {
+	t.Helper()
+	groups := nominationGroups(t, group)
+	ns := newNamespace(t)
+	testenv.DumpOnFailure(t, cluster(t).Client, ns, group+"-")
+	mixedPods(t, ns)
+	tl := startTidal(t, append(flags, "--local-node-groups="+groups, "--nominate-planned-pods=true")...)
+	nominated := waitNominated(t, ns, group+"-", 4)
 	byNode := map[string][]string{}
 	for pod, node := range nominated {
 		byNode[node] = append(byNode[node], pod)
@@ -144,7 +156,13 @@ func TestNominatedPodsBindToTheirPlannedNodes(t *testing.T) {
 			t.Fatalf("node %s has pods %v nominated, want 2 nodes each with a big and a small pod: %v", node, pods, nominated)
 		}
 	}
-	releaseNodes(t, ns, "nb")
+	return ns, tl, nominated
+}
+
+// assertBoundAsNominated waits until the 4 pods run and checks that each
+// is bound to the node it was nominated to.
+func assertBoundAsNominated(t *testing.T, ns string, nominated map[string]string) {
+	t.Helper()
 	waitRunning(t, ns, "small", 2, 60*time.Second)
 	waitRunning(t, ns, "big", 2, 60*time.Second)
 	bound := podNodes(t, ns)
@@ -153,11 +171,104 @@ func TestNominatedPodsBindToTheirPlannedNodes(t *testing.T) {
 			t.Errorf("pod %s bound to %s, nominated to %s", pod, bound[pod], node)
 		}
 	}
-	requested, err := metricValue(tl.Address, `tidal_scaled_up_nodes_total{node_group="nb"}`)
+}
+
+// assertRequested checks the group's nodes and how many tidal asked for.
+func assertRequested(t *testing.T, tl *tidal, group string, nodes int, requested float64) {
+	t.Helper()
+	got, err := metricValue(tl.Address, fmt.Sprintf(`tidal_scaled_up_nodes_total{node_group=%q}`, group))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := nodeCount(t, "nb"); n != 2 || requested != 2 {
-		t.Fatalf("group nb has %d nodes, %v were requested: want 2 and 2", n, requested)
+	if n := nodeCount(t, group); n != nodes || got != requested {
+		t.Fatalf("group %s has %d nodes, %v were requested: want %d and %v", group, n, got, nodes, requested)
 	}
+}
+
+// setNomination writes a pod's nominated node as another client would
+// ("" clears it).
+func setNomination(t *testing.T, ns, name, node string) {
+	t.Helper()
+	p, err := cluster(t).Client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := act.NominateWith(context.Background(), cluster(t).Client, nominate.Change{UID: p.UID, Namespace: ns, Name: name, Node: node}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClearedNominationIsRestored: a nomination written away (as the
+// scheduler clears one when the pod fails on every node) is set again,
+// to the same node, while the plan stands; no node is asked for the pod.
+func TestClearedNominationIsRestored(t *testing.T) {
+	parallel(t)
+	ns, tl, nominated := nominatedMix(t, "nr", scaleUpFlags)
+	var big string
+	for pod := range nominated {
+		if strings.HasPrefix(pod, "big") {
+			big = pod
+		}
+	}
+	setNomination(t, ns, big, "")
+	poll(t, 30*time.Second, "the nomination of "+big+" restored", func(ctx context.Context) (bool, error) {
+		got, err := nominations(ctx, t, ns)
+		return got[big] != "", err
+	})
+	if got, _ := nominations(context.Background(), t, ns); got[big] != nominated[big] {
+		t.Fatalf("pod %s nominated again to %s, want %s (the only node with room for it)", big, got[big], nominated[big])
+	}
+	releaseNodes(t, ns, "nr")
+	assertBoundAsNominated(t, ns, nominated)
+	assertRequested(t, tl, "nr", 2, 2)
+}
+
+// TestPodsOfANodeGoneBeforeBindingGetAnotherNode: one of the 2 planned
+// nodes goes (its Node deleted) while it is still starting. The decision
+// that follows withdraws the nominations to it and asks for a node for its
+// pods: with tidal scanning once an hour, only the node's going wakes it,
+// and one decision does both. The new node's pods are nominated to it, and
+// every pod runs on the node it was nominated to last.
+func TestPodsOfANodeGoneBeforeBindingGetAnotherNode(t *testing.T) {
+	parallel(t)
+	ns, tl, nominated := nominatedMix(t, "ng", wakeOnlyFlags)
+	var gone string
+	for _, node := range nominated {
+		gone = node
+	}
+	decisions := func() float64 {
+		t.Helper()
+		n, err := metricValue(tl.Address, `tidal_function_duration_seconds_count{function="main"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := decisions()
+	if err := cluster(t).Client.CoreV1().Nodes().Delete(context.Background(), gone, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete node %s: %v", gone, err)
+	}
+	poll(t, 30*time.Second, "a third node asked for", func(ctx context.Context) (bool, error) {
+		n, err := metricValue(tl.Address, `tidal_scaled_up_nodes_total{node_group="ng"}`)
+		return n == 3, err
+	})
+	if n := decisions(); n != before+1 {
+		t.Errorf("%v decisions from the node's going to the scale-up, want 1", n-before)
+	}
+	poll(t, 30*time.Second, "the pods of "+gone+" nominated to the new node", func(ctx context.Context) (bool, error) {
+		got, err := nominations(ctx, t, ns)
+		if err != nil || len(got) != 4 {
+			return false, err
+		}
+		for pod, node := range got {
+			if node == "" || node == gone {
+				return false, nil
+			}
+			nominated[pod] = node
+		}
+		return true, nil
+	})
+	releaseNodes(t, ns, "ng")
+	assertBoundAsNominated(t, ns, nominated)
+	assertRequested(t, tl, "ng", 2, 3)
 }
