@@ -3,8 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,9 +226,9 @@ func TestClearedNominationIsRestored(t *testing.T) {
 // TestPodsOfANodeGoneBeforeBindingGetAnotherNode: one of the 2 planned
 // nodes goes (its Node deleted) while it is still starting. The decision
 // that follows withdraws the nominations to it and asks for a node for its
-// pods: with tidal scanning once an hour, only the node's going wakes it,
-// and one decision does both (asking for the node first). The new node's pods are nominated to it, and
-// every pod runs on the node it was nominated to last.
+// pods: with tidal scanning once an hour, only the node's going wakes it.
+// The new node's pods are nominated to it, and every pod runs on the node
+// it was nominated to last; 3 nodes were asked for in all.
 func TestPodsOfANodeGoneBeforeBindingGetAnotherNode(t *testing.T) {
 	parallel(t)
 	ns, tl, nominated := nominatedMix(t, "ng", 5, wakeOnlyFlags)
@@ -241,16 +239,15 @@ func TestPodsOfANodeGoneBeforeBindingGetAnotherNode(t *testing.T) {
 	if err := cluster(t).Client.CoreV1().Nodes().Delete(context.Background(), gone, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete node %s: %v", gone, err)
 	}
-	// The decision asks for a node, then withdraws the nominations (and
-	// nothing else clears them before a new node comes): once none is
-	// left, the node must have been asked for.
-	poll(t, 30*time.Second, "the nominations to "+gone+" withdrawn", func(ctx context.Context) (bool, error) {
-		got, err := nominations(ctx, t, ns)
-		return err == nil && !slices.Contains(slices.Collect(maps.Values(got)), gone), err
+	// The node's going wakes tidal, whose next decision asks for a node
+	// for its pods and withdraws the nominations to it. The scheduler may
+	// clear those nominations first (it retries the pods when a node goes
+	// and, preemption finding nothing, clears them), so only the node asked
+	// for shows tidal's decision.
+	poll(t, 30*time.Second, "a third node asked for after "+gone+" went", func(ctx context.Context) (bool, error) {
+		n, err := metricValue(tl.Address, `tidal_scaled_up_nodes_total{node_group="ng"}`)
+		return err == nil && n >= 3, nil
 	})
-	if n, err := metricValue(tl.Address, `tidal_scaled_up_nodes_total{node_group="ng"}`); err != nil || n != 3 {
-		t.Fatalf("%v nodes asked for when the nominations were withdrawn (err %v), want 3: the decision that withdrew them did not ask for a node", n, err)
-	}
 	poll(t, 30*time.Second, "the pods of "+gone+" nominated to the new node", func(ctx context.Context) (bool, error) {
 		got, err := nominations(ctx, t, ns)
 		if err != nil || len(got) != 4 {
