@@ -33,10 +33,22 @@ type interruptionEnv struct {
 
 func startInterruptionEnv(t *testing.T) *interruptionEnv {
 	t.Helper()
-	e := &interruptionEnv{awsEnv: startAWSEnv(t, 2, 6)}
+	return startInterruptionEnvMin(t, 2)
+}
+
+// startInterruptionEnvMin is startInterruptionEnv with the ASG's minimum
+// size min (at most 2; its desired capacity is 2 all the same).
+func startInterruptionEnvMin(t *testing.T, min int) *interruptionEnv {
+	t.Helper()
+	e := &interruptionEnv{awsEnv: startAWSEnv(t, min, 6)}
 	e.queue = e.asg + "-interruptions"
 	e.srv.CreateQueue(e.queue)
 	e.ns = newNamespace(t)
+	if min < 2 {
+		if err := e.srv.SetDesiredCapacity(e.asg, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
 	poll(t, 30*time.Second, "the ASG's 2 nodes", func(ctx context.Context) (bool, error) {
 		nodes, err := e.nodes(ctx)
 		return len(nodes) == 2, err
