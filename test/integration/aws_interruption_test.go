@@ -421,3 +421,53 @@ func testenvNodeReady(n *corev1.Node) bool {
 	}
 	return false
 }
+
+// TestAWSSoonerDeadlineEndsADrainUnderWay: a rebalance recommendation
+// (no deadline) has a node drained while its PDB allows no disruption, so
+// the drain waits; then the instance shuts down (a state change, due at
+// once): the drain under way ends and the node is deleted within seconds,
+// not after --max-pod-eviction-time (2m).
+func TestAWSSoonerDeadlineEndsADrainUnderWay(t *testing.T) {
+	parallel(t)
+	ctx := context.Background()
+	e := startInterruptionEnv(t)
+	pdbs := cluster(t).Client.PolicyV1().PodDisruptionBudgets(e.ns)
+	pdb, err := pdbs.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(4))
+	if _, err := pdbs.Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the PDB allowing no disruption", func(ctx context.Context) (bool, error) {
+		got, err := pdbs.Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && got.Generation == got.Status.ObservedGeneration && got.Status.DisruptionsAllowed == 0, err
+	})
+	tl := e.startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
+	name, instance := e.victim(t)
+	if _, err := e.srv.SendMessage(e.queue, e.srv.RebalanceRecommendation(instance, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "node "+name+" marked and its drain held up by the PDB", func(ctx context.Context) (bool, error) {
+		n, err := metricValue(tl.Address, `tidal_evicted_pods_total{eviction_result="retried"}`)
+		return n >= 2, err
+	})
+	if nodes, err := e.nodes(ctx); err != nil || !slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
+		t.Fatalf("node %s gone while its PDB allowed no disruption and no deadline had come (err %v)", name, err)
+	}
+	shutdown := time.Now()
+	if _, err := e.srv.SendMessage(e.queue, e.srv.StateChange(instance, "shutting-down", shutdown)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the instance of node "+name+" terminated by tidal", func(context.Context) (bool, error) {
+		for _, r := range e.srv.RequestsOf("TerminateInstanceInAutoScalingGroup") {
+			if r.Params.Get("InstanceId") == instance {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	t.Logf("node deleted %v after the instance was told shutting down", time.Since(shutdown).Round(time.Millisecond))
+	e.checkHooks(t)
+}
