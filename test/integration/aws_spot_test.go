@@ -9,6 +9,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidal-autoscaler/tidal/core"
+	"github.com/tidal-autoscaler/tidal/core/interrupt"
 )
 
 // TestAWSSpotInterruptionReplacesFromAnotherGroup: two ASGs the web pods
@@ -48,6 +51,16 @@ func TestAWSSpotInterruptionReplacesFromAnotherGroup(t *testing.T) {
 	if err != nil || backedOff != 1 {
 		t.Errorf("backoff status of the spot ASG %s: %v (%v), want 1 while its instance is reclaimed", spot, backedOff, err)
 	}
+	poll(t, 30*time.Second, "the status ConfigMap showing "+name+" replaced and "+spot+" backed off for the reclaim", func(context.Context) (bool, error) {
+		st := readStatus(t)
+		replacing := slices.ContainsFunc(st.ClusterWide.Replacing, func(r core.ReplacingEntry) bool {
+			return r.Node == name && r.NodeGroup == spot && r.Cause == "spot-interruption" && r.State == core.ReplacingDraining && r.Deadline != ""
+		})
+		backedOff := slices.ContainsFunc(st.NodeGroups, func(g core.NodeGroupStatus) bool {
+			return g.Name == spot && g.Health == "BackedOff" && strings.Contains(g.Reason, interrupt.SpotReclaimed)
+		})
+		return replacing && backedOff, nil
+	})
 	poll(t, 2*time.Minute, "node "+name+" gone and 4 web pods Ready elsewhere", func(ctx context.Context) (bool, error) {
 		return e.replaced(ctx, t, name)
 	})
