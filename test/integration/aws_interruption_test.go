@@ -128,7 +128,8 @@ func (e *interruptionEnv) readyFloor(t *testing.T) (stop func() int) {
 // --aws-interruption-queue against the emulator's SQS: a malformed
 // message is counted and dropped; a spot interruption warning for a node
 // has it tainted and cordoned, replacement capacity asked for at once
-// (the ASG's desired capacity goes up before the node's pods have moved),
+// (the ASG's desired capacity goes up before the node's pods have moved,
+// the ASG backed off for the reclaim but the only one the pods fit),
 // its pods moved within the PDB and the node deleted well before the two
 // minutes end, and the message deleted only once the node was marked.
 func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
@@ -173,6 +174,11 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 		}
 		return false, nil
 	})
+	// The ASG is backed off for the reclaim, and grown all the same: no
+	// other group can run the pods, so it is their last resort.
+	if v, err := metricValue(tl.Address, fmt.Sprintf(`tidal_node_group_backoff_status{node_group=%q}`, e.asg)); err != nil || v != 1 {
+		t.Errorf("backoff status of %s %v (%v), want 1 while EC2 reclaims its spot instance", e.asg, v, err)
+	}
 	poll(t, 2*time.Minute, "node "+name+" gone and 4 web pods Ready elsewhere", func(ctx context.Context) (bool, error) {
 		return e.replaced(ctx, t, name)
 	})
