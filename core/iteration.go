@@ -40,10 +40,14 @@ type Iteration struct {
 	scaleDown   *scaleDownReport
 
 	// Done: whether a group grew, the groups that refused to, the nodes
-	// whose removal started (scaleDown.started) and those being removed.
+	// whose removal started (scaleDown.started), those being removed and
+	// those being replaced.
 	scaledUp     bool
 	failedGroups []string
 	removing     []string
+	// replacing are the nodes being replaced (taken away by the cloud,
+	// expired, drifted), and why.
+	replacing []replacingNode
 
 	// The node loop's state when the iteration ended: the node groups as
 	// the cluster state sees them (backoff, upcoming nodes, last scale-up

@@ -43,6 +43,8 @@ type ClusterWideStatus struct {
 	Health    HealthStatus    `json:"health"`
 	ScaleUp   ScaleUpStatus   `json:"scaleUp"`
 	ScaleDown ScaleDownStatus `json:"scaleDown"`
+	// Replacing are the nodes being replaced, and why.
+	Replacing []ReplacingEntry `json:"replacing,omitempty"`
 }
 
 // ScaleDownStatus is what the last scale-down plan found: which nodes can

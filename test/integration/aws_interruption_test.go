@@ -33,10 +33,22 @@ type interruptionEnv struct {
 
 func startInterruptionEnv(t *testing.T) *interruptionEnv {
 	t.Helper()
-	e := &interruptionEnv{awsEnv: startAWSEnv(t, 2, 6)}
+	return startInterruptionEnvMin(t, 2)
+}
+
+// startInterruptionEnvMin is startInterruptionEnv with the ASG's minimum
+// size min (at most 2; its desired capacity is 2 all the same).
+func startInterruptionEnvMin(t *testing.T, min int) *interruptionEnv {
+	t.Helper()
+	e := &interruptionEnv{awsEnv: startAWSEnv(t, min, 6)}
 	e.queue = e.asg + "-interruptions"
 	e.srv.CreateQueue(e.queue)
 	e.ns = newNamespace(t)
+	if min < 2 {
+		if err := e.srv.SetDesiredCapacity(e.asg, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
 	poll(t, 30*time.Second, "the ASG's 2 nodes", func(ctx context.Context) (bool, error) {
 		nodes, err := e.nodes(ctx)
 		return len(nodes) == 2, err
@@ -116,7 +128,8 @@ func (e *interruptionEnv) readyFloor(t *testing.T) (stop func() int) {
 // --aws-interruption-queue against the emulator's SQS: a malformed
 // message is counted and dropped; a spot interruption warning for a node
 // has it tainted and cordoned, replacement capacity asked for at once
-// (the ASG's desired capacity goes up before the node's pods have moved),
+// (the ASG's desired capacity goes up before the node's pods have moved,
+// the ASG backed off for the reclaim but the only one the pods fit),
 // its pods moved within the PDB and the node deleted well before the two
 // minutes end, and the message deleted only once the node was marked.
 func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
@@ -161,6 +174,11 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 		}
 		return false, nil
 	})
+	// The ASG is backed off for the reclaim, and grown all the same: no
+	// other group can run the pods, so it is their last resort.
+	if v, err := metricValue(tl.Address, fmt.Sprintf(`tidal_node_group_backoff_status{node_group=%q}`, e.asg)); err != nil || v != 1 {
+		t.Errorf("backoff status of %s %v (%v), want 1 while EC2 reclaims its spot instance", e.asg, v, err)
+	}
 	poll(t, 2*time.Minute, "node "+name+" gone and 4 web pods Ready elsewhere", func(ctx context.Context) (bool, error) {
 		return e.replaced(ctx, t, name)
 	})
@@ -408,4 +426,54 @@ func testenvNodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// TestAWSSoonerDeadlineEndsADrainUnderWay: a rebalance recommendation
+// (no deadline) has a node drained while its PDB allows no disruption, so
+// the drain waits; then the instance shuts down (a state change, due at
+// once): the drain under way ends and the node is deleted within seconds,
+// not after --max-pod-eviction-time (2m).
+func TestAWSSoonerDeadlineEndsADrainUnderWay(t *testing.T) {
+	parallel(t)
+	ctx := context.Background()
+	e := startInterruptionEnv(t)
+	pdbs := cluster(t).Client.PolicyV1().PodDisruptionBudgets(e.ns)
+	pdb, err := pdbs.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(4))
+	if _, err := pdbs.Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the PDB allowing no disruption", func(ctx context.Context) (bool, error) {
+		got, err := pdbs.Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && got.Generation == got.Status.ObservedGeneration && got.Status.DisruptionsAllowed == 0, err
+	})
+	tl := e.startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
+	name, instance := e.victim(t)
+	if _, err := e.srv.SendMessage(e.queue, e.srv.RebalanceRecommendation(instance, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "node "+name+" marked and its drain held up by the PDB", func(ctx context.Context) (bool, error) {
+		n, err := metricValue(tl.Address, `tidal_evicted_pods_total{eviction_result="retried"}`)
+		return n >= 2, err
+	})
+	if nodes, err := e.nodes(ctx); err != nil || !slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
+		t.Fatalf("node %s gone while its PDB allowed no disruption and no deadline had come (err %v)", name, err)
+	}
+	shutdown := time.Now()
+	if _, err := e.srv.SendMessage(e.queue, e.srv.StateChange(instance, "shutting-down", shutdown)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the instance of node "+name+" terminated by tidal", func(context.Context) (bool, error) {
+		for _, r := range e.srv.RequestsOf("TerminateInstanceInAutoScalingGroup") {
+			if r.Params.Get("InstanceId") == instance {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	t.Logf("node deleted %v after the instance was told shutting down", time.Since(shutdown).Round(time.Millisecond))
+	e.checkHooks(t)
 }
