@@ -28,6 +28,7 @@ type AutoScalingAPI interface {
 type EC2API interface {
 	ec2.DescribeInstanceTypesAPIClient
 	ec2.DescribeLaunchTemplateVersionsAPIClient
+	ec2.DescribeSpotPriceHistoryAPIClient
 }
 
 // SQSAPI is the part of the SQS client the interruption queue uses.

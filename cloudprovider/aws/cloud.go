@@ -64,8 +64,13 @@ type Config struct {
 	// NodeReservation is NodeReservationEKS (default) or
 	// NodeReservationNone.
 	NodeReservation string
-	// Prices enables Pricing when not empty.
+	// Prices enables Pricing when not empty: on-demand prices by
+	// instance type; groups that launch spot instances are priced from
+	// EC2's spot price history.
 	Prices PriceTable
+	// SpotPriceTTL is how long a spot price read is used before it is
+	// read again; default DefaultSpotPriceTTL.
+	SpotPriceTTL time.Duration
 	// LaunchTemplateTTL is how long $Latest and $Default launch template
 	// versions are cached; default 10m.
 	LaunchTemplateTTL time.Duration
@@ -101,6 +106,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.NodeReservation == "" {
 		c.NodeReservation = NodeReservationEKS
+	}
+	if c.SpotPriceTTL <= 0 {
+		c.SpotPriceTTL = DefaultSpotPriceTTL
 	}
 	if c.LaunchTemplateTTL <= 0 {
 		c.LaunchTemplateTTL = 10 * time.Minute
@@ -146,6 +154,10 @@ type Cloud struct {
 
 	types instanceTypeCache
 	lts   launchTemplateCache
+	spot  spotPrices
+	// spotLogged is the last spot price error logged by instance type
+	// ("" after a read succeeded), to log each once; guarded by mu.
+	spotLogged map[string]string
 
 	// refreshMu serialises refreshes.
 	refreshMu sync.Mutex
@@ -209,6 +221,8 @@ func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, 
 		watches: map[string]*launchWatch{},
 	}
 	c.lts.ttl = cfg.LaunchTemplateTTL
+	c.spot.ttl = cfg.SpotPriceTTL
+	c.spotLogged = map[string]string{}
 	for _, o := range opts {
 		o(c)
 	}
@@ -295,7 +309,7 @@ func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
 	if len(c.cfg.Prices) == 0 {
 		return nil, cloudprovider.ErrNotImplemented
 	}
-	return pricing{table: c.cfg.Prices}, nil
+	return pricing{cloud: c}, nil
 }
 
 // GPULabel is the label Cluster Autoscaler's AWS provider uses for GPU

@@ -50,6 +50,11 @@ type LaunchTemplateRef struct {
 type MixedInstancesPolicy struct {
 	LaunchTemplate LaunchTemplateRef
 	Overrides      []Override
+	// OnDemandBaseCapacity and OnDemandPercentageAboveBaseCapacity are
+	// the instances distribution; nil percentage means AWS's default, 100
+	// (all on-demand).
+	OnDemandBaseCapacity                int
+	OnDemandPercentageAboveBaseCapacity *int
 }
 
 // Override is one entry of a mixed instances policy: an instance type or
@@ -83,6 +88,8 @@ type LaunchTemplateData struct {
 	// RootVolumeGiB is the size of the first block device mapping.
 	RootVolumeGiB int
 	Requirements  *InstanceRequirements
+	// Spot sets the instance market options' market type to spot.
+	Spot bool
 }
 
 // LaunchConfiguration is a (legacy) launch configuration.

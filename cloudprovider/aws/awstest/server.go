@@ -122,6 +122,7 @@ type Server struct {
 	launchTemplates map[string]*LaunchTemplate // by id
 	launchConfigs   map[string]LaunchConfiguration
 	instanceTypes   map[string]InstanceType
+	spotPrices      []SpotPrice
 	requests        []Request
 	faults          []*requestFault
 	queues          map[string]*sqsQueue
@@ -735,6 +736,8 @@ func (s *Server) handler(action string) (h handlerFunc, service, version string)
 		return s.describeInstanceTypes, "ec2", ec2Version
 	case "DescribeLaunchTemplateVersions":
 		return s.describeLaunchTemplateVersions, "ec2", ec2Version
+	case "DescribeSpotPriceHistory":
+		return s.describeSpotPriceHistory, "ec2", ec2Version
 	}
 	return nil, "", ""
 }
