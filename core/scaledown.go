@@ -175,9 +175,9 @@ func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, 
 			continue
 		}
 		switch {
-		case n.Annotations[scaledown.ScaleDownDisabledAnnotation] == "true":
+		case disabled(n) != "":
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "ScaleDownDisabledAnnotation",
-				Detail: scaledown.ScaleDownDisabledAnnotation + "=true"})
+				Detail: disabled(n)})
 		case busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint):
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
 		case checker.Snapshot().NodeInfo(n.Name) != nil:
@@ -189,6 +189,12 @@ func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, 
 	}
 	in.PDBs = o.pdbs
 	return in
+}
+
+// disabled names the annotation that keeps n out of scale-down, or "".
+func disabled(n *corev1.Node) string {
+	why, _ := scaledown.Disabled(n)
+	return why
 }
 
 // groupOptions are the group's own scale-down options, or the flags'.

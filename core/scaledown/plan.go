@@ -180,7 +180,7 @@ func (p *planner) pictureArriving() error {
 }
 
 func newPlanner(in Input, keys *simulator.EquivalenceKeys) *planner {
-	return &planner{in: in, keys: keys, plan: &Plan{arriving: map[types.UID]bool{}}, pdbs: newBudgets(in.PDBs), removed: map[string]int{},
+	return &planner{in: in, keys: keys, plan: &Plan{arriving: map[types.UID]bool{}}, pdbs: NewPDBBudgets(in.PDBs), removed: map[string]int{},
 		kinds: map[string]*kind{}, gone: map[string]bool{}, later: map[string]bool{},
 		checks: map[*framework.PodInfo]*simulator.GroupCheck{}}
 }
@@ -189,7 +189,7 @@ type planner struct {
 	in      Input
 	keys    *simulator.EquivalenceKeys
 	plan    *Plan
-	pdbs    *budgets
+	pdbs    *PDBBudgets
 	removed map[string]int
 	// nonEmpty counts the unneeded nodes with pods to move.
 	nonEmpty int
@@ -297,7 +297,7 @@ func (p *planner) order() []evaluated {
 			continue
 		}
 		pods := podsOf(ni)
-		e.pods = ClassifyPods(pods, p.in.Rules, p.in.Owners, p.pdbs.covered, p.in.Now)
+		e.pods = ClassifyPods(pods, p.in.Rules, p.in.Owners, p.pdbs.Covered, p.in.Now)
 		p.noteGracePeriods(pods)
 		e.moving = parsed(ni, e.pods.ToMove)
 		e.original = make(map[*corev1.Pod]bool, len(pods))
@@ -372,7 +372,7 @@ func (p *planner) consider(ctx context.Context, e evaluated) error {
 		// others are not simulated in this iteration.
 		return nil
 	}
-	if b := p.pdbs.reserve(e.pods.ToMove); b != nil {
+	if b := p.pdbs.Reserve(e.pods.ToMove); b != nil {
 		stay(BlockedByPod, b, "")
 		return nil
 	}
@@ -381,7 +381,7 @@ func (p *planner) consider(ctx context.Context, e evaluated) error {
 		return err
 	}
 	if unplaced != nil {
-		p.pdbs.release(e.pods.ToMove)
+		p.pdbs.Release(e.pods.ToMove)
 		stay(NoPlaceToMovePods, nil, fmt.Sprintf("pod %s/%s fits on no other node", unplaced.Namespace, unplaced.Name))
 		return nil
 	}
@@ -418,7 +418,7 @@ func (p *planner) simulateRemoval(ctx context.Context, e evaluated) (*corev1.Pod
 		if gc == nil || gc.Stateful() {
 			// Pod affinity or spread: judged against the cluster as the
 			// earlier removals left it.
-			gc = c.CheckPod(ctx, movedPod(info))
+			gc = c.CheckPod(ctx, MovedPod(info))
 		}
 		dest := p.destination(ctx, gc)
 		if dest == "" {
@@ -483,7 +483,7 @@ func (p *planner) precheck(ctx context.Context, evs []evaluated) {
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Go(func() {
 			for j := range queue {
-				evs[j.e].checks[j.i] = c.CheckPod(ctx, movedPod(evs[j.e].moving[j.i]))
+				evs[j.e].checks[j.i] = c.CheckPod(ctx, MovedPod(evs[j.e].moving[j.i]))
 			}
 		})
 	}
