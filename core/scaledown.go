@@ -54,7 +54,10 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	d.metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
 	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, d.actuator.Removing().Nodes))
 	d.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: d.mem.unneeded})
-	decision := scaledown.Removals(removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts))
+	rin := removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts)
+	left := disruptionsLeft(o, d.opts.Consolidation, d.actuator.Removing())
+	rin.Disruptions = &left
+	decision := scaledown.Removals(rin)
 	sd.cooldown = decision.Waiting
 	cooling := 0.0
 	if sd.cooldown != "" {
@@ -69,7 +72,7 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	}
 	sd.started = d.actuator.Remove(d.lifetime, removals)
 	d.wake.scaleDownDue = decision.NextDue
-	return nil
+	return d.consolidate(ctx, o, report, plan, sd.started)
 }
 
 // planScaleDown is the plan of which candidates can go, made with the
@@ -78,7 +81,7 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 // existing nodes pictured where scale-up found room for them, so a node
 // the scheduler is about to fill is not taken for empty.
 func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Iteration, sd *scaleDownReport) (*scaledown.Plan, error) {
-	in := scaleDownInput(o, sd, d.actuator.Removing(), d.checker, d.opts, d.sched)
+	in := scaleDownInput(o, sd, d.actuator.Removing(), d.checker, d.opts, d.sched, d.consolidating(o))
 	sd.candidates = in.Candidates
 	if report.plan != nil {
 		in.Arriving = report.plan.OnExisting
@@ -147,8 +150,10 @@ func taintedSince(plan *scaledown.Plan, nodes map[string]*corev1.Node) map[strin
 
 // scaleDownInput gathers the candidates: nodes of a node group (in the
 // checker's snapshot, within its range this iteration, sched) that no
-// annotation or removal in progress keeps; sd gets those kept.
-func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, checker *simulator.Checker, opts Options, sched *schedules) scaledown.Input {
+// annotation, removal in progress or replacement in flight (consolidating)
+// keeps; sd gets those kept.
+func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, checker *simulator.Checker, opts Options, sched *schedules,
+	consolidating map[string]bool) scaledown.Input {
 	deleting, perGroup := removing.Nodes, removing.PerGroup
 	busy := map[string]bool{}
 	for _, n := range deleting {
@@ -178,6 +183,9 @@ func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, 
 		case disabled(n) != "":
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "ScaleDownDisabledAnnotation",
 				Detail: disabled(n)})
+		case consolidating[n.Name]:
+			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "Consolidating",
+				Detail: "a replacement in flight holds it"})
 		case busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint):
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
 		case checker.Snapshot().NodeInfo(n.Name) != nil:

@@ -43,6 +43,9 @@ type Actuator interface {
 	// and their taints come off. It returns the nodes whose removal
 	// started.
 	Remove(life context.Context, rs []Removal) []string
+	// Replace asks the cloud for the new nodes of a replacement; its
+	// old nodes go through Remove once those are Ready.
+	Replace(ctx context.Context, r Replacing) Result
 	// CleanUpTaints takes off the deletion taints (and tidal's cordon)
 	// of nodes no removal owns, as the loop starts acting.
 	CleanUpTaints(ctx context.Context, nodes []*corev1.Node) error

@@ -21,6 +21,7 @@ const (
 	dryRunScaleUp   = "scale_up"
 	dryRunScaleDown = "scale_down"
 	dryRunCancel    = "cancel"
+	dryRunReplace   = "replace"
 )
 
 // dryRun remembers which decisions the last iteration recorded, so that a

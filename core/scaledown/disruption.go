@@ -10,10 +10,11 @@ import (
 
 // DisruptionBudget is how many nodes may be disrupted (drained or
 // removed) at once: a count, or a percentage of the nodes ("10%", rounded
-// up, as Karpenter's budgets).
+// up, as Karpenter's budgets). The zero value sets no budget.
 type DisruptionBudget struct {
 	Nodes   int
 	Percent bool
+	Set     bool
 }
 
 // ParseDisruptionBudget reads "3" or "10%".
@@ -23,11 +24,15 @@ func ParseDisruptionBudget(s string) (DisruptionBudget, error) {
 	if err != nil || n < 0 || percent && n > 100 {
 		return DisruptionBudget{}, fmt.Errorf("disruption budget %q: want a count of nodes (\"3\") or a percentage (\"10%%\")", s)
 	}
-	return DisruptionBudget{Nodes: n, Percent: percent}, nil
+	return DisruptionBudget{Nodes: n, Percent: percent, Set: true}, nil
 }
 
-// Allowed is how many of total nodes the budget lets be disrupted at once.
+// Allowed is how many of total nodes the budget lets be disrupted at once
+// (-1: no budget set).
 func (b DisruptionBudget) Allowed(total int) int {
+	if !b.Set {
+		return -1
+	}
 	if !b.Percent {
 		return b.Nodes
 	}
@@ -51,8 +56,9 @@ type Disruptions struct {
 }
 
 // DisruptionsLeft is what the budgets allow less what is disrupted:
-// allowed per group and, when capped, in the cluster (cluster < 0: not
-// capped), less the nodes being disrupted by group.
+// allowed per group (a negative count: no budget) and, when capped, in the
+// cluster (cluster < 0: not capped), less the nodes being disrupted by
+// group.
 func DisruptionsLeft(allowed map[string]int, cluster int, disrupting map[string]int) Disruptions {
 	b := Disruptions{PerGroup: map[string]int{}, Cluster: cluster, Capped: cluster >= 0}
 	total := 0
@@ -60,7 +66,9 @@ func DisruptionsLeft(allowed map[string]int, cluster int, disrupting map[string]
 		total += n
 	}
 	for g, a := range allowed {
-		b.PerGroup[g] = max(0, a-disrupting[g])
+		if a >= 0 {
+			b.PerGroup[g] = max(0, a-disrupting[g])
+		}
 	}
 	if b.Capped {
 		b.Cluster = max(0, cluster-total)

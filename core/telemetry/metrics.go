@@ -36,8 +36,9 @@ type Metrics struct {
 	DryRunTargetSize *prometheus.GaugeVec
 
 	// CA are Cluster Autoscaler's families (cametrics.go).
-	CA    *CAMetrics
-	sched *scheduleMetrics
+	CA            *CAMetrics
+	sched         *scheduleMetrics
+	consolidation *consolidationMetrics
 }
 
 // NewMetrics creates the metrics and registers them with reg; CA's per
@@ -135,6 +136,7 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
 	m.sched = newScheduleMetrics(reg)
+	m.consolidation = newConsolidationMetrics(reg)
 	m.CA = newCAMetrics(perNodeGroup)
 	reg.MustRegister(m.CA.collectors()...)
 	return m
