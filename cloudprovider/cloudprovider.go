@@ -166,6 +166,10 @@ type NodeGroupAutoscalingOptions struct {
 	ScaleDownUnreadyTime             time.Duration
 	MaxNodeProvisionTime             time.Duration
 	IgnoreDaemonSetsUtilization      bool
+	// MaxNodeLifetime is how old a node of the group may get before it is
+	// replaced (new capacity Ready first, then drained); 0: no limit. A
+	// tidal addition.
+	MaxNodeLifetime time.Duration
 }
 
 // BalancingLabelIgnorer is implemented by providers whose nodes carry labels

@@ -32,6 +32,7 @@ const (
 	flagAWSMaxPods         = "aws-max-pods"
 	flagAWSPriceTable      = "aws-price-table"
 	flagAWSNodeReservation = "aws-node-reservation"
+	flagAWSInterruptions   = "aws-interruption-queue"
 )
 
 // AWSOptions are the flags of --cloud-provider=aws.
@@ -56,6 +57,9 @@ type AWSOptions struct {
 	// NodeReservation is how template allocatable is derived from
 	// capacity: "eks" or "none".
 	NodeReservation string
+	// InterruptionQueue is the SQS queue of EventBridge events about
+	// instances going away on their own; empty: none.
+	InterruptionQueue string
 
 	// fs is the flag set the options were registered on, to tell a flag
 	// that was given from one left at its default.
@@ -150,6 +154,7 @@ func (o *AWSOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RefreshInterval, flagAWSRefresh, o.RefreshInterval, "How long Auto Scaling Group descriptions are cached; they are also re-read after every change tidal makes (aws provider only).")
 	fs.IntVar(&o.MaxPods, flagAWSMaxPods, o.MaxPods, "Pods capacity of template nodes (scale from zero). 0 computes it from the instance type's network interface limits as the EKS AMIs do (aws provider only).")
 	fs.StringVar(&o.PriceTable, flagAWSPriceTable, o.PriceTable, "YAML or JSON file mapping instance types to hourly prices (m5.large: 0.096), for the price expander (aws provider only).")
+	fs.StringVar(&o.InterruptionQueue, flagAWSInterruptions, o.InterruptionQueue, "Name of an SQS queue EventBridge sends EC2 spot interruption warnings, rebalance recommendations, instance state changes and AWS Health scheduled changes to: their nodes are cordoned at once, replaced and drained before the instance goes (aws provider only).")
 	fs.StringVar(&o.NodeReservation, flagAWSNodeReservation, o.NodeReservation, "How template nodes' allocatable is derived from capacity: eks (subtract the EKS AMI's kube-reserved and eviction threshold) or none (allocatable = capacity, as Cluster Autoscaler) (aws provider only).")
 }
 
@@ -190,6 +195,9 @@ func (o *AWSOptions) Validate(cloudProvider string) error {
 	if o.MaxPods < 0 {
 		errs = append(errs, fmt.Errorf("--%s=%d must not be negative (0 computes it from the instance type)", flagAWSMaxPods, o.MaxPods))
 	}
+	if q := o.InterruptionQueue; q != "" && !validQueueName(q) {
+		errs = append(errs, fmt.Errorf("--%s=%q is not an SQS queue name: 1 to 80 letters, digits, '-' or '_' (a FIFO queue's name ends in .fifo)", flagAWSInterruptions, q))
+	}
 	if o.NodeReservation != AWSNodeReservationEKS && o.NodeReservation != AWSNodeReservationNone {
 		errs = append(errs, fmt.Errorf("--%s=%q: want %q or %q", flagAWSNodeReservation, o.NodeReservation, AWSNodeReservationEKS, AWSNodeReservationNone))
 	}
@@ -217,7 +225,7 @@ func (o *AWSOptions) changed(name string) bool {
 // givenFlags lists the AWS flags that were given, or, for options not
 // parsed from flags, that differ from their defaults.
 func (o *AWSOptions) givenFlags() []string {
-	all := []string{flagAWSRegion, flagAutoDiscovery, flagAWSRefresh, flagAWSMaxPods, flagAWSPriceTable, flagAWSNodeReservation}
+	all := []string{flagAWSRegion, flagAutoDiscovery, flagAWSRefresh, flagAWSMaxPods, flagAWSPriceTable, flagAWSNodeReservation, flagAWSInterruptions}
 	var out []string
 	if o.fs != nil {
 		for _, name := range all {
@@ -234,6 +242,7 @@ func (o *AWSOptions) givenFlags() []string {
 		flagAWSMaxPods:         o.MaxPods != 0,
 		flagAWSPriceTable:      o.PriceTable != "",
 		flagAWSNodeReservation: o.NodeReservation != "" && o.NodeReservation != AWSNodeReservationEKS,
+		flagAWSInterruptions:   o.InterruptionQueue != "",
 	}
 	for _, name := range all {
 		if nonDefault[name] {
@@ -257,6 +266,8 @@ func (o *AWSOptions) flagValue(name string) string {
 		return fmt.Sprintf("%q", o.PriceTable)
 	case flagAWSNodeReservation:
 		return fmt.Sprintf("%q", o.NodeReservation)
+	case flagAWSInterruptions:
+		return fmt.Sprintf("%q", o.InterruptionQueue)
 	}
 	return ""
 }
@@ -282,4 +293,19 @@ func (o *AWSOptions) nodesFlag() []string {
 // SDK reaches through AWS_REGION, such as eusc-de-east-1, is accepted too.
 func validRegion(region string) bool {
 	return smithyhttp.ValidHostLabel(region) && !strings.HasPrefix(region, "-") && !strings.HasSuffix(region, "-")
+}
+
+// validQueueName is SQS's rule for queue names: 1 to 80 alphanumerics,
+// hyphens and underscores; a FIFO queue's ends in .fifo.
+func validQueueName(name string) bool {
+	base := strings.TrimSuffix(name, ".fifo")
+	if base == "" || len(name) > 80 {
+		return false
+	}
+	for _, r := range base {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -42,6 +42,7 @@ func TestValidateNamesTheBadFlag(t *testing.T) {
 		{[]string{"--cloud-provider=externalgrpc"}, `--cloud-provider=externalgrpc needs --cloud-config`},
 		{[]string{"--cloud-provider=local", "--cloud-config=c.yaml"}, `--cloud-config="c.yaml" is only used with --cloud-provider=externalgrpc`},
 		{[]string{"--scan-interval=0s"}, `--scan-interval=0s must be positive`},
+		{[]string{"--max-node-lifetime=-1h"}, `--max-node-lifetime=-1h0m0s must not be negative`},
 		{[]string{"--address=8085"}, `--address="8085"`},
 		{[]string{"--address=:99999"}, `"99999" is not a port number`},
 		{[]string{"--namespace="}, `--namespace must not be empty`},

@@ -30,6 +30,8 @@ type ScaleUpOptions struct {
 	ExpendablePodsPriorityCutoff int
 	NewPodScaleUpDelay           time.Duration
 	ProvisionAhead               bool
+	NominatePlannedPods          bool
+	MaxBulkNominations           int
 	EnforceNodeGroupMinSize      bool
 	MaxTotalUnreadyPercentage    float64
 	OkTotalUnreadyCount          int
@@ -53,6 +55,7 @@ func DefaultScaleUpOptions() ScaleUpOptions {
 	return ScaleUpOptions{
 		Expander: "least-waste", CoresTotal: "0:320000", MemoryTotal: "0:6400000", MaxNodesPerScaleUp: 1000,
 		MaxBinpackingTime: 10 * time.Second, MaxNodeGroupBinpackingTime: 10 * time.Second, ExpendablePodsPriorityCutoff: -10, ProvisionAhead: true,
+		NominatePlannedPods: true, MaxBulkNominations: 50,
 		MaxTotalUnreadyPercentage: 45, OkTotalUnreadyCount: 3,
 		InitialBackoff: 5 * time.Minute, MaxBackoff: 30 * time.Minute, BackoffReset: 3 * time.Hour,
 		WriteStatusConfigMap: true, StatusConfigMapName: "tidal-status",
@@ -74,6 +77,8 @@ func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ExpendablePodsPriorityCutoff, "expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff, "Pods with a priority below this never trigger a scale-up.")
 	fs.DurationVar(&o.NewPodScaleUpDelay, "new-pod-scale-up-delay", o.NewPodScaleUpDelay, "Pods younger than this do not trigger a scale-up yet.")
 	fs.BoolVar(&o.ProvisionAhead, "provision-ahead", o.ProvisionAhead, "When the pod loop raises a workload's replicas, plan nodes for the new pods at once, before they exist.")
+	fs.BoolVar(&o.NominatePlannedPods, "nominate-planned-pods", o.NominatePlannedPods, "When a node a scale-up planned for pending pods can take them (Ready, no startup taint), set their status.nominatedNodeName to it, so that the scheduler places them as planned (Kubernetes 1.35+, NominatedNodeNameForExpectation); off on older API servers.")
+	fs.IntVar(&o.MaxBulkNominations, "max-bulk-nominations", o.MaxBulkNominations, "Most status.nominatedNodeName writes (set or cleared) in one iteration; the rest wait for the next ones.")
 	fs.BoolVar(&o.EnforceNodeGroupMinSize, "enforce-node-group-min-size", o.EnforceNodeGroupMinSize, "Grow node groups whose target size is below their minimum (the cloud's, or a scheduled one) to it, with no pending pod asking.")
 	fs.Float64Var(&o.MaxTotalUnreadyPercentage, "max-total-unready-percentage", o.MaxTotalUnreadyPercentage, "Percentage of unready nodes above which tidal stops scaling.")
 	fs.IntVar(&o.OkTotalUnreadyCount, "ok-total-unready-count", o.OkTotalUnreadyCount, "Unready nodes always tolerated, whatever the percentage.")
@@ -108,7 +113,7 @@ func (o *ScaleUpOptions) Validate() error {
 	}
 	errs = append(errs, atLeast("--max-nodes-total", o.MaxNodesTotal, 0), atLeast("--max-nodes-per-scaleup", o.MaxNodesPerScaleUp, 1),
 		between("--max-total-unready-percentage", o.MaxTotalUnreadyPercentage, 0, 100),
-		atLeast("--ok-total-unready-count", o.OkTotalUnreadyCount, 0),
+		atLeast("--ok-total-unready-count", o.OkTotalUnreadyCount, 0), atLeast("--max-bulk-nominations", o.MaxBulkNominations, 0),
 		int32Range("--expendable-pods-priority-cutoff", o.ExpendablePodsPriorityCutoff),
 		positive("--max-binpacking-time", o.MaxBinpackingTime), positive("--max-nodegroup-binpacking-duration", o.MaxNodeGroupBinpackingTime), positive("--initial-node-group-backoff-duration", o.InitialBackoff),
 		positive("--max-node-group-backoff-duration", o.MaxBackoff), positive("--node-group-backoff-reset-timeout", o.BackoffReset),

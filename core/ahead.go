@@ -122,7 +122,7 @@ func (ob *observer) aheadPods(now time.Time) []*corev1.Pod {
 		x := scaleup.Expectation{Workload: e.workload.pictured(), Replicas: e.replicas, Expires: e.expires, Satisfied: e.satisfied,
 			Source: e.source.Kind + " " + e.source.Namespace + "/" + e.source.Name}
 		if !e.satisfied {
-			x.Existing = ob.existingPods(e.workload)
+			x.Existing = ob.existingPods(e.workload, now)
 		}
 		exps[key] = x
 	}
@@ -136,16 +136,17 @@ func (ob *observer) aheadPods(now time.Time) []*corev1.Pod {
 	return ahead.Pods
 }
 
-// existingPods counts the workload's pods that exist and are not going
-// away: those count as themselves.
-func (ob *observer) existingPods(w Workload) int32 {
+// existingPods counts, at now, the workload's pods that exist, are not
+// going away and are seen by the decision (scaleup.Seen): those count as
+// themselves.
+func (ob *observer) existingPods(w Workload, now time.Time) int32 {
 	pods, err := ob.pods.Pods(w.Namespace).List(w.Selector)
 	if err != nil {
 		return 0
 	}
 	n := int32(0)
 	for _, p := range pods {
-		if p.DeletionTimestamp == nil && !isTerminal(p) {
+		if p.DeletionTimestamp == nil && !isTerminal(p) && scaleup.Seen(p, now, ob.opts.NewPodScaleUpDelay) {
 			n++
 		}
 	}

@@ -115,6 +115,25 @@ func TestProvisionAheadPicturesOnlyMissingPods(t *testing.T) {
 	}
 }
 
+// TestProvisionAheadKeepsYoungPodsPictured: a real pod younger than
+// --new-pod-scale-up-delay is left out of the decision, so its pictured
+// replica keeps counting; otherwise the capacity asked for it lapses until
+// the pod is old enough and a second scale-up follows the first.
+func TestProvisionAheadKeepsYoungPodsPictured(t *testing.T) {
+	a := newAheadLoop(true)
+	a.d.observer.opts.NewPodScaleUpDelay = 10 * time.Second
+	a.ProvisionAhead(context.Background(), webWorkload(), 6, autoscalerRef)
+	a.addPods(5, nil)
+	a.addPods(1, func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(a.clock.Now().Add(-2 * time.Second)) })
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 1 {
+		t.Fatalf("5 old pods and 1 younger than the delay: pictured %d, want 1 (the young pod's replica)", len(got))
+	}
+	a.clock.Step(10 * time.Second)
+	if got := a.d.observer.aheadPods(a.clock.Now()); len(got) != 0 {
+		t.Fatalf("every pod is old enough: pictured %d, want none", len(got))
+	}
+}
+
 func TestProvisionAheadExpiresAndForgets(t *testing.T) {
 	a := newAheadLoop(true)
 	a.ProvisionAhead(context.Background(), webWorkload(), 3, autoscalerRef)

@@ -7,21 +7,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
-// sizedGroup is a node group that only has a max size.
-type sizedGroup struct {
-	cloudprovider.NodeGroup
-	max int
-}
-
-func (g sizedGroup) MaxSize() int { return g.max }
-
 func TestMaxNodes(t *testing.T) {
-	groups := []*groupObservation{{group: sizedGroup{max: 5}}, {group: sizedGroup{max: 7}}}
+	groups := []groupSizes{{maxSize: 5}, {maxSize: 7}}
 	for _, tc := range []struct{ maxTotal, want int }{{0, 12}, {20, 12}, {10, 10}} {
 		if got := maxNodes(groups, tc.maxTotal); got != tc.want {
 			t.Errorf("maxNodes with --max-nodes-total=%d: %d, want %d", tc.maxTotal, got, tc.want)

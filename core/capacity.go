@@ -31,13 +31,13 @@ type awaited struct{ namespace, group string }
 // awaiting nodes changed, tells the pod loop which namespaces to look at
 // again, so its autoscalers' WaitingForCapacity conditions follow at once.
 func (p *publisher) publishCapacity(r *Iteration) {
-	v := &capacityView{awaits: map[types.UID]awaited{}, adding: map[string]int{}, at: r.observation.now}
+	v := &capacityView{awaits: map[types.UID]awaited{}, adding: map[string]int{}, at: r.observed.now}
 	if !r.health.Healthy {
 		v.stalled = "the node loop does not scale up: " + r.health.Reason
 	}
 	if r.plan != nil {
 		byUID := map[types.UID]string{}
-		for _, pod := range r.observation.pending {
+		for _, pod := range r.observed.pending {
 			if !pictured(pod) {
 				byUID[pod.UID] = pod.Namespace
 			}

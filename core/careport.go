@@ -13,15 +13,14 @@ import (
 // setCAGauges renders an iteration into Cluster Autoscaler's gauges, but
 // for those set with tidal's own in setGauges.
 func setCAGauges(m *telemetry.CAMetrics, r *Iteration) {
-	o, lim := r.observation, r.limits
-	m.NodeGroupsCount.WithLabelValues(telemetry.CAGroupAutoscaled).Set(float64(len(o.groups)))
+	o, lim := r.observed, r.limits
+	m.NodeGroupsCount.WithLabelValues(telemetry.CAGroupAutoscaled).Set(float64(len(o.nodeGroups)))
 	m.NodeGroupsCount.WithLabelValues(telemetry.CAGroupAutoprovisioned).Set(0) // tidal creates no node groups
 	m.UnschedulablePodsCount.WithLabelValues(telemetry.CAUnschedulable).Set(float64(o.unschedulable))
 	m.UnschedulablePodsCount.WithLabelValues(telemetry.CASchedulerUnprocessed).Set(float64(o.unprocessed))
-	m.MaxNodesCount.Set(float64(maxNodes(o.groups, lim.maxNodesTotal)))
-	cores, memory := clusterCapacity(notBeingDeleted(o.nodes))
-	m.CPUCurrentCores.Set(float64(cores / 1000))
-	m.MemoryCurrentBytes.Set(float64(memory))
+	m.MaxNodesCount.Set(float64(maxNodes(o.nodeGroups, lim.maxNodesTotal)))
+	m.CPUCurrentCores.Set(float64(o.milliCores / 1000))
+	m.MemoryCurrentBytes.Set(float64(o.memoryBytes))
 	m.CPULimitsCores.WithLabelValues(telemetry.CAMinimum).Set(float64(lim.minMilliCores / 1000))
 	m.CPULimitsCores.WithLabelValues(telemetry.CAMaximum).Set(float64(lim.maxMilliCores / 1000))
 	m.MemoryLimitsBytes.WithLabelValues(telemetry.CAMinimum).Set(float64(lim.minMemoryBytes))
@@ -34,10 +33,10 @@ func setCAGauges(m *telemetry.CAMetrics, r *Iteration) {
 
 // maxNodes is CA's max_nodes_count: the sum of the groups' max sizes, or
 // --max-nodes-total when that is set and smaller.
-func maxNodes(groups []*groupObservation, maxTotal int) int {
+func maxNodes(groups []groupSizes, maxTotal int) int {
 	sum := 0
 	for _, g := range groups {
-		sum += g.group.MaxSize()
+		sum += g.maxSize
 	}
 	if maxTotal > 0 {
 		return min(sum, maxTotal)
@@ -59,11 +58,11 @@ func notBeingDeleted(nodes []*corev1.Node) []*corev1.Node {
 // so nodes still booting do not count); its backoff
 // series carries the error code of the failure behind the backoff.
 func setCANodeGroupGauges(m *telemetry.CANodeGroupMetrics, r *Iteration) {
-	for _, g := range r.observation.groups {
-		id := g.group.Id()
+	for _, g := range r.observed.nodeGroups {
+		id := g.id
 		v := r.group(id)
-		m.MinCount.WithLabelValues(id).Set(float64(g.group.MinSize()))
-		m.MaxCount.WithLabelValues(id).Set(float64(g.group.MaxSize()))
+		m.MinCount.WithLabelValues(id).Set(float64(g.minSize))
+		m.MaxCount.WithLabelValues(id).Set(float64(g.maxSize))
 		m.TargetCount.WithLabelValues(id).Set(float64(g.target))
 		healthy := 1.0
 		if g.problem != "" || tooManyUnready(max(0, g.target-v.Upcoming-v.Ready), v.Registered, r.limits.unready) {

@@ -89,12 +89,12 @@ func (d *Decider) startReplacement(ctx context.Context, o *observation, report *
 		return nil
 	}
 	nodes := nodesByName(o.nodes)
-	rep := act.Replacing{Group: g.group, From: g.target, Count: r.Count, Kind: r.Kind, OldNames: r.Nodes(),
+	rep := act.Consolidation{Group: g.group, From: g.target, Count: r.Count, Kind: r.Kind, OldNames: r.Nodes(),
 		OldCost: r.OldCost, NewCost: r.NewCost, Saving: r.Saving}
 	for _, name := range rep.OldNames {
 		rep.Old = append(rep.Old, nodes[name])
 	}
-	res := d.actuator.Replace(ctx, rep)
+	res := d.actuator.Consolidate(ctx, rep)
 	if refused := d.apply(o, report, res); refused != "" {
 		d.mem.consolidation = d.mem.consolidation.Failed(o.now, d.opts.Consolidation.Backoff, d.opts.Consolidation.MaxBackoff)
 		return nil

@@ -3,7 +3,9 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -49,6 +51,8 @@ type Decider struct {
 	// of failed launches.
 	scaleIn      *scaleIns
 	launchErrors *launchErrors
+	// interrupts are the cloud's word of instances going away.
+	interrupts *interruptions
 	// mem is what the decisions carry from one iteration to the next.
 	mem memory
 	// wake is when the loop should decide again sooner than its scan.
@@ -96,7 +100,7 @@ func NewDecider(ctx context.Context, cfg Config) (*Decider, error) {
 	d := &Decider{opts: opts, clock: cfg.Clock, metrics: cfg.Metrics, cloud: cfg.Cloud, nodes: nodes.Lister(), chain: chain,
 		live: newLiveSnapshot(), keys: simulator.NewEquivalenceKeys(), state: clusterstate.New(opts.ClusterState),
 		events: newEventDeduper(cfg.Recorder, cfg.Clock, opts.RecordDuplicatedEvents), ahead: newExpectations(), waiters: newWaiters(),
-		scaleIn: &scaleIns{pods: pods.Lister()}, launchErrors: &launchErrors{clock: cfg.Clock}, lifetime: ctx,
+		scaleIn: &scaleIns{pods: pods.Lister()}, launchErrors: &launchErrors{clock: cfg.Clock}, interrupts: newInterruptions(cfg.Cloud), lifetime: ctx,
 		mem: memory{rnd: rand.New(rand.NewPCG(uint64(cfg.Clock.Now().UnixNano()), 0x7469646c))}}
 	d.observer = &observer{cloud: cfg.Cloud, clock: cfg.Clock, metrics: cfg.Metrics, opts: opts, live: d.live,
 		ahead: d.ahead, events: d.events, templates: map[string]groupTemplateState{},
@@ -157,11 +161,30 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	// Taints failed removals could not take off come off first, whatever
 	// else this iteration does.
 	d.actuator.Begin(ctx)
-	report := &Iteration{observation: obs, limits: limitsOf(d.opts)}
+	// Nodes the cloud takes away are marked first, whatever else this
+	// iteration does; it decides without them and with their pods
+	// pictured as pending.
+	marks := d.interrupt(ctx, obs)
+	gone := slices.Sorted(maps.Keys(marks))
+	// Nodes past their lifetime or drifted are left out too, their pods
+	// pictured, so the capacity for them is asked for; they are replaced
+	// once it is Ready (renew, after scale-up).
+	expired := d.expiries(obs, gone)
+	for _, r := range expired {
+		gone = append(gone, r.Node)
+	}
+	if len(gone) > 0 {
+		snap := d.checker.Snapshot()
+		snap.Fork()
+		defer snap.Revert()
+		obs.pending = append(obs.pending, d.withoutGone(ctx, gone)...)
+	}
+	report := &Iteration{limits: limitsOf(d.opts)}
 	health := d.updateClusterState(ctx, obs, report)
 	report.health = health
 	d.readSchedules(ctx, obs, report)
 	defer func() {
+		report.observed = observedOf(obs)
 		report.groups = map[string]clusterstate.GroupView{}
 		for _, g := range d.state.Groups() {
 			report.groups[g.ID] = g
@@ -177,10 +200,16 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	}
 	d.enforceSchedules(ctx, obs, report)
 	err = d.scaleUp(ctx, obs, report)
-	d.waiters.update(obs.pending, report.plan)
+	d.nominate(ctx, obs, report.plan)
+	d.waiters.update(obs.pending, report.plan, d.coming)
 	d.wake.recheck = nextRecheck(report.plan, d.wake.recheck, d.opts.ScanInterval)
 	if err != nil {
 		return report, err
 	}
+	d.replacementReady(obs, report.plan, marks)
+	d.renew(ctx, obs, report.plan, expired)
 	return report, d.scaleDown(ctx, obs, report)
 }
+
+// coming reports whether a node group has requested nodes not yet ready.
+func (d *Decider) coming(group string) bool { return d.state.Group(group).Upcoming > 0 }

@@ -139,7 +139,7 @@ func (l *NodeLoop) LastDecisions() *Decisions { return l.last.Load() }
 
 // DecisionsOf renders an iteration's report into Decisions.
 func DecisionsOf(r *Iteration) *Decisions {
-	o := r.observation
+	o := r.observed
 	d := &Decisions{Time: o.now.UTC().Format(time.RFC3339), Healthy: r.health.Healthy, HealthReason: r.health.Reason,
 		NodeGroupOfNode: map[string]string{}}
 	for node, g := range o.groupOfNode {
@@ -149,8 +149,8 @@ func DecisionsOf(r *Iteration) *Decisions {
 	}
 	d.ScaleUp = scaleUpDecisions(r)
 	d.ScaleDown = scaleDownDecisions(r)
-	for _, g := range o.groups {
-		st := groupStatus(g, r.group(g.group.Id()))
+	for _, g := range o.nodeGroups {
+		st := groupStatus(g, r.group(g.id))
 		d.NodeGroups = append(d.NodeGroups, NodeGroupState{Name: st.Name, Min: st.MinSize, Max: st.MaxSize, Target: st.Target,
 			Registered: st.Registered, Ready: st.Ready, Upcoming: st.Upcoming, Health: st.Health, Reason: st.Reason,
 			BackoffUntil: st.BackoffTill})
@@ -159,7 +159,7 @@ func DecisionsOf(r *Iteration) *Decisions {
 }
 
 func scaleUpDecisions(r *Iteration) ScaleUpDecisions {
-	o := r.observation
+	o := r.observed
 	su := ScaleUpDecisions{Expendable: r.expendable, TooYoung: r.young}
 	byUID := map[types.UID]*corev1.Pod{}
 	for _, p := range o.pending {

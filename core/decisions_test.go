@@ -23,7 +23,7 @@ func TestDecisionsOfReport(t *testing.T) {
 	}
 	big, web, db := pod("big"), pod("web"), pod("db")
 	r := &Iteration{
-		observation: &observation{now: time.Unix(1_800_000_000, 0), pending: []*corev1.Pod{big, web},
+		observed: observed{now: time.Unix(1_800_000_000, 0), pending: []*corev1.Pod{big, web},
 			groupOfNode: map[string]string{"n1": "small", "n2": ""}},
 		health: clusterstate.Health{Healthy: true},
 		plan: &scaleup.Plan{

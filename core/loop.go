@@ -11,6 +11,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -231,6 +232,17 @@ func (l *NodeLoop) Run(ctx context.Context) {
 	defer logger.Info("Node loop stopped")
 	// Removals under way stop with ctx and take their taints off.
 	defer l.d.actuator.Wait()
+	// Interruptions the cloud tells of wake the loop at once.
+	var queue sync.WaitGroup
+	defer queue.Wait()
+	queue.Go(func() {
+		l.d.interrupts.run(ctx, func() {
+			select {
+			case l.urgent <- struct{}{}:
+			default:
+			}
+		})
+	})
 	timer := l.clock.NewTimer(0)
 	defer timer.Stop()
 	taintsLeft := true

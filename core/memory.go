@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tidal-autoscaler/tidal/core/consolidate"
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
@@ -26,6 +27,8 @@ type memory struct {
 	// unfinished are the keys of the pod groups the last scale-up decision
 	// left for lack of time: the next one takes them first.
 	unfinished map[string]bool
+	// nominations are the pods tidal nominated to planned nodes.
+	nominations nominate.State
 	// rnd draws each decision's seed (the expander's ties).
 	rnd *rand.Rand
 }

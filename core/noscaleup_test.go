@@ -49,11 +49,11 @@ func TestNoScaleUpIsToldOnlyToThePodsLeft(t *testing.T) {
 	rec := &podEvents{got: map[string][]string{}}
 	l := &Decider{events: newEventDeduper(rec, clock, false), ahead: newExpectations(),
 		metrics: NewMetrics(prometheus.NewRegistry(), false), state: clusterstate.New(clusterstate.Options{})}
-	explainNoScaleUp(l.events, l.ahead.source, plan)
+	explainNoScaleUp(l.events, l.ahead.source, plan, nil)
 	if got := fmt.Sprint(rec.got["NotTriggerScaleUp"]); got != "[web-2 web-3]" {
 		t.Fatalf("NotTriggerScaleUp on %s, want the 2 pods no group helps", got)
 	}
-	r := &Iteration{observation: &observation{pending: pods, unschedulable: 4}, plan: plan}
+	r := &Iteration{observed: observed{pending: pods, unschedulable: 4}, plan: plan}
 	st := scaleUpStatus(r)
 	if len(st.NoScaleUp) != 1 || st.NoScaleUp[0].Pods != 2 || st.NoScaleUp[0].Example != "ns/web-2" {
 		t.Fatalf("status noScaleUp %+v, want 2 pods, web-2 for example", st.NoScaleUp)

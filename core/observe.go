@@ -126,7 +126,7 @@ func (ob *observer) observe(ctx context.Context) (*observation, error) {
 		return nil, fmt.Errorf("%w: list pods: %v", errAPI, err)
 	}
 	for _, p := range pods {
-		if IsPending(p) {
+		if IsPending(p) || nominatedToMissing(p, o.snapshot) {
 			o.pending = append(o.pending, p)
 			if IsUnschedulable(p) {
 				o.unschedulable++
@@ -191,4 +191,16 @@ func (ob *observer) timed(function string, f func() error) error {
 	err := f()
 	ob.metrics.Observe(function, ob.clock.Since(start))
 	return err
+}
+
+// nominatedToMissing reports whether p would be pending but for its
+// nomination to a node the cluster does not have (it went before the pod
+// was bound): then it waits for a node like any other.
+func nominatedToMissing(p *corev1.Pod, snap *simulator.Snapshot) bool {
+	if p.Status.NominatedNodeName == "" || snap.NodeInfo(p.Status.NominatedNodeName) != nil {
+		return false
+	}
+	q := *p
+	q.Status.NominatedNodeName = ""
+	return IsPending(&q)
 }

@@ -33,9 +33,20 @@ type Options struct {
 	BalancingLabels              []string
 	ExpendablePodsPriorityCutoff int32
 	NewPodScaleUpDelay           time.Duration
+	// MaxNodeLifetime replaces nodes older than it (0: never), unless
+	// their group's options say otherwise.
+	MaxNodeLifetime time.Duration
+	// ReplaceDriftedNodes replaces nodes the cloud says no longer match
+	// what their group launches (cloudprovider.DriftDetector).
+	ReplaceDriftedNodes bool
 	// ProvisionAhead plans nodes for the replicas the pod loop asks for
 	// before their pods exist.
 	ProvisionAhead bool
+	// NominatePlannedPods sets the status.nominatedNodeName of pending pods
+	// to the ready nodes planned for them, at most MaxBulkNominations
+	// writes an iteration.
+	NominatePlannedPods bool
+	MaxBulkNominations  int
 	// EnforceNodeGroupMinSize raises every group below its minimum to it
 	// (--enforce-node-group-min-size), not only those a schedule names.
 	EnforceNodeGroupMinSize bool

@@ -19,23 +19,23 @@ type namedGroup struct {
 	min, max int
 }
 
-func (g namedGroup) Id() string   { return g.id }
-func (g namedGroup) MinSize() int { return g.min }
-func (g namedGroup) MaxSize() int { return g.max }
+func (g *namedGroup) Id() string   { return g.id }
+func (g *namedGroup) MinSize() int { return g.min }
+func (g *namedGroup) MaxSize() int { return g.max }
 
 // The publisher reads an iteration's report alone: group health, removals
 // and unneeded times come from it, not from the loop's state.
 func TestPublisherStatusFromTheReport(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	since := now.Add(-7 * time.Minute)
-	groups := []*groupObservation{
-		{group: namedGroup{id: "a", min: 1, max: 5}, target: 3},
-		{group: namedGroup{id: "b", max: 4}, target: 2},
-		{group: namedGroup{id: "c", max: 2}, problem: "cannot read target size: timeout"},
+	groups := []groupSizes{
+		{id: "a", minSize: 1, maxSize: 5, target: 3},
+		{id: "b", maxSize: 4, target: 2},
+		{id: "c", maxSize: 2, problem: "cannot read target size: timeout"},
 	}
 	r := &Iteration{
-		observation: &observation{now: now, groups: groups},
-		health:      clusterstate.Health{Healthy: true, Registered: 5, Ready: 4, NotStarted: 1},
+		observed: observed{now: now, nodeGroups: groups},
+		health:   clusterstate.Health{Healthy: true, Registered: 5, Ready: 4, NotStarted: 1},
 		scaleDown: &scaleDownReport{plan: &scaledown.Plan{
 			Unneeded:    []scaledown.Unneeded{{Node: "n2", Group: "a", Utilization: 0.25}},
 			Unremovable: []scaledown.Unremovable{{Node: "n3", Reason: scaledown.NotUnderutilized}}}},
@@ -77,5 +77,23 @@ func TestPublisherStatusFromTheReport(t *testing.T) {
 	p.publishCapacity(r)
 	if v := p.capacity.Load(); v == nil || v.adding["a"] != 1 || v.adding["b"] != 0 {
 		t.Errorf("capacity view %+v, want group a adding 1 node", v)
+	}
+}
+
+// An iteration holds the groups' sizes as plain values, copied when it
+// ends: a rendering made later reads what the iteration saw, not what the
+// cloud's group says by then.
+func TestIterationCopiesGroupSizes(t *testing.T) {
+	g := &namedGroup{id: "a", min: 1, max: 5}
+	o := &observation{now: time.Unix(1_800_000_000, 0), groups: []*groupObservation{{group: g, target: 3}},
+		groupOfNode: map[string]string{"n1": "a"}}
+	r := &Iteration{observed: observedOf(o)}
+	g.min, g.max = 2, 9
+	s := StatusOf(r)
+	if len(s.NodeGroups) != 1 {
+		t.Fatalf("node groups %+v, want a", s.NodeGroups)
+	}
+	if a := s.NodeGroups[0]; a.Name != "a" || a.MinSize != 1 || a.MaxSize != 5 || a.Target != 3 {
+		t.Errorf("group a: %+v, want min 1, max 5, target 3 as observed", a)
 	}
 }

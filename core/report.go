@@ -41,7 +41,7 @@ func (p *publisher) publish(ctx context.Context, r *Iteration) {
 // StatusOf renders an iteration as tidal's status ConfigMap says it (the
 // statusWriter renders Cluster Autoscaler's layout from it).
 func StatusOf(r *Iteration) Status {
-	o := r.observation
+	o := r.observed
 	s := Status{Time: o.now.UTC().Format(time.RFC3339)}
 	h := r.health
 	s.ClusterWide.Health = HealthStatus{Status: "Healthy", Reason: h.Reason, NodeCounts: map[string]int{
@@ -51,10 +51,10 @@ func StatusOf(r *Iteration) Status {
 	}
 	s.ClusterWide.ScaleUp = scaleUpStatus(r)
 	s.ClusterWide.ScaleDown = scaleDownStatus(r)
-	for _, g := range o.groups {
-		st := groupStatus(g, r.group(g.group.Id()))
+	for _, g := range o.nodeGroups {
+		st := groupStatus(g, r.group(g.id))
 		if r.schedules != nil {
-			st.Scheduled = describeBounds(r.schedules.bounds[g.group.Id()])
+			st.Scheduled = describeBounds(r.schedules.bounds[g.id])
 		}
 		s.NodeGroups = append(s.NodeGroups, st)
 	}
@@ -65,8 +65,8 @@ func StatusOf(r *Iteration) Status {
 }
 
 func scaleUpStatus(r *Iteration) ScaleUpStatus {
-	st := ScaleUpStatus{Status: "NoActivity", UnschedulablePods: r.observation.unschedulable,
-		NotYetScheduled: len(r.observation.pending) - r.observation.unschedulable, Expendable: r.expendable, TooYoung: r.young}
+	st := ScaleUpStatus{Status: "NoActivity", UnschedulablePods: r.observed.unschedulable,
+		NotYetScheduled: len(r.observed.pending) - r.observed.unschedulable, Expendable: r.expendable, TooYoung: r.young}
 	p := r.plan
 	if p == nil {
 		return st
@@ -141,8 +141,8 @@ func scaleDownStatus(r *Iteration) ScaleDownStatus {
 	return st
 }
 
-func groupStatus(g *groupObservation, v clusterstate.GroupView) NodeGroupStatus {
-	st := NodeGroupStatus{Name: g.group.Id(), Health: "Healthy", MinSize: g.group.MinSize(), MaxSize: g.group.MaxSize(),
+func groupStatus(g groupSizes, v clusterstate.GroupView) NodeGroupStatus {
+	st := NodeGroupStatus{Name: g.id, Health: "Healthy", MinSize: g.minSize, MaxSize: g.maxSize,
 		Target: g.target, Registered: v.Registered, Ready: v.Ready, Upcoming: v.Upcoming}
 	switch {
 	case g.problem != "":
@@ -174,7 +174,7 @@ func setGauges(m *Metrics, r *Iteration) {
 		nodes.WithLabelValues("unready").Set(float64(r.health.Unready))
 		nodes.WithLabelValues("notStarted").Set(float64(r.health.NotStarted))
 	}
-	m.NodeGroups.Set(float64(len(r.observation.groups)))
+	m.NodeGroups.Set(float64(len(r.observed.nodeGroups)))
 	byReason := map[string]int{"expendable": r.expendable, "too_young": r.young, "unsupported": r.unsupported}
 	if p := r.plan; p != nil {
 		byReason["fits_existing_or_upcoming"] = p.FitExisting
@@ -201,11 +201,11 @@ func setGauges(m *Metrics, r *Iteration) {
 			m.CA.UnremovableNodes.WithLabelValues(reason).Set(float64(n))
 		}
 	}
-	for _, g := range r.observation.groups {
-		id := g.group.Id()
+	for _, g := range r.observed.nodeGroups {
+		id := g.id
 		v := r.group(id)
-		m.NodeGroupSize.WithLabelValues(id, "min").Set(float64(g.group.MinSize()))
-		m.NodeGroupSize.WithLabelValues(id, "max").Set(float64(g.group.MaxSize()))
+		m.NodeGroupSize.WithLabelValues(id, "min").Set(float64(g.minSize))
+		m.NodeGroupSize.WithLabelValues(id, "max").Set(float64(g.maxSize))
 		m.NodeGroupSize.WithLabelValues(id, "target").Set(float64(g.target))
 		m.NodeGroupSize.WithLabelValues(id, "upcoming").Set(float64(v.Upcoming))
 		backoff := 0.0

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/act"
@@ -67,6 +68,11 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	d.metrics.CA.ScaleDownInCooldown.Set(cooling)
 	removals := make([]act.Removal, 0, len(decision.Start))
 	for _, r := range decision.Start {
+		if pod := nominatedHere(r.Evict); pod != nil {
+			// An eviction of a pod not yet bound would delete it.
+			klog.FromContext(ctx).Info("Not removing a node a pending pod is nominated to", "node", r.Node, "pod", klog.KObj(pod))
+			continue
+		}
 		removals = append(removals, act.Removal{Name: r.Node, Node: nodes[r.Node], Group: o.group(r.Group).group, Pods: r.Evict,
 			DaemonSet: r.Pods.DaemonSet, Kind: r.Kind})
 	}
@@ -214,6 +220,7 @@ func (opts *Options) groupOptions(o *observation, id string) cloudprovider.NodeG
 		ScaleDownUnreadyTime:             opts.ScaleDown.UnreadyTime,
 		MaxNodeProvisionTime:             opts.ClusterState.MaxNodeProvisionTime,
 		IgnoreDaemonSetsUtilization:      opts.ScaleDown.IgnoreDaemonSetsUtilization,
+		MaxNodeLifetime:                  opts.MaxNodeLifetime,
 	}
 	g := o.group(id)
 	if g == nil {
@@ -302,4 +309,15 @@ func clusterCapacity(nodes []*corev1.Node) (milliCores, memory int64) {
 		memory += n.Status.Capacity.Memory().Value()
 	}
 	return milliCores, memory
+}
+
+// nominatedHere is the first of pods that is not bound but nominated to the
+// node (the snapshot counts it there), or nil.
+func nominatedHere(pods []*corev1.Pod) *corev1.Pod {
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			return p
+		}
+	}
+	return nil
 }

@@ -47,7 +47,7 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 			break
 		}
 	}
-	explainNoScaleUp(d.events, d.ahead.source, report.plan)
+	explainNoScaleUp(d.events, d.ahead.source, report.plan, func(p *corev1.Pod) bool { return d.waiters.stillComing(p.UID, d.coming) })
 	return nil
 }
 

@@ -32,16 +32,23 @@ func (d *Decider) execute(ctx context.Context, o *observation, plan *scaleup.Pla
 // explainNoScaleUp tells each pod no group can help why, per node group,
 // in Cluster Autoscaler's words. Only those pods: others of their group
 // may fit a node or have triggered a scale-up.
-func explainNoScaleUp(events *telemetry.Events, source func(*corev1.Pod) *corev1.ObjectReference, plan *scaleup.Plan) {
+// Pods for which waiting holds (they wait for nodes still coming) are not
+// told: they were counted on those nodes.
+func explainNoScaleUp(events *telemetry.Events, source func(*corev1.Pod) *corev1.ObjectReference, plan *scaleup.Plan, waiting func(*corev1.Pod) bool) {
 	if plan == nil {
 		return
 	}
 	for _, n := range plan.NoScaleUp {
 		msg := "pod didn't trigger scale-up: " + formatReasons(n.Reasons)
+		var told []*corev1.Pod
 		for _, p := range n.Pods {
+			if waiting != nil && waiting(p) {
+				continue
+			}
+			told = append(told, p)
 			events.OnPod(p, corev1.EventTypeNormal, "NotTriggerScaleUp", "%s", msg)
 		}
-		act.TellSources(events, source, n.Pods, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
+		act.TellSources(events, source, told, corev1.EventTypeNormal, "NotTriggerScaleUp", "no node group can run them: "+formatReasons(n.Reasons))
 	}
 }
 

@@ -137,12 +137,15 @@ func (l *liveSnapshot) applyNode(name string, n *corev1.Node) {
 	}
 }
 
-// applyPod moves a pod to where it now is: on its node, or nowhere when it
-// is pending, finished or gone.
+// applyPod moves a pod to where it now is: on its node, on the node it is
+// nominated to (as Cluster Autoscaler counts it: the scheduler is about to
+// bind it there, so no other node is asked for it), or nowhere when it is
+// pending, finished or gone.
 func (l *liveSnapshot) applyPod(uid types.UID, p *corev1.Pod) error {
 	old, had := l.placed[uid]
-	want := p != nil && p.Spec.NodeName != "" && !isTerminal(p)
-	if had && want && old.node == p.Spec.NodeName && !simulationChanged(old.pod, p) {
+	node := podNode(p)
+	want := node != ""
+	if had && want && old.node == node && old.pod.Spec.NodeName == p.Spec.NodeName && !simulationChanged(old.pod, p) {
 		return nil
 	}
 	if had {
@@ -162,12 +165,26 @@ func (l *liveSnapshot) applyPod(uid types.UID, p *corev1.Pod) error {
 	if !want {
 		return nil
 	}
-	if l.snap.NodeInfo(p.Spec.NodeName) == nil {
-		l.orphan(p.Spec.NodeName, p)
+	if l.snap.NodeInfo(node) == nil {
+		l.orphan(node, p)
 		return nil
 	}
-	l.place(uid, p, p.Spec.NodeName)
+	l.place(uid, p, node)
 	return nil
+}
+
+// podNode is the node the snapshot counts p on: the one it is bound to, or
+// for a pod still pending the one it is nominated to; "" for none.
+func podNode(p *corev1.Pod) string {
+	switch {
+	case p == nil || isTerminal(p):
+		return ""
+	case p.Spec.NodeName != "":
+		return p.Spec.NodeName
+	case p.DeletionTimestamp == nil:
+		return p.Status.NominatedNodeName
+	}
+	return ""
 }
 
 // place puts p on node in the snapshot. A pod the snapshot refuses stays

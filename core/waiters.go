@@ -37,9 +37,10 @@ func newWaiters() *waiters { return &waiters{pods: map[types.UID]waiter{}} }
 // update takes an iteration's pending pods and its plan. A pod the plan
 // helps with new nodes waits for them; a pod that waited and is still
 // pending keeps waiting (the nodes came, and the scheduler has yet to place
-// it), unless the plan found no group that can help it; a pod no longer
+// it), unless the plan found no group that can help it and the nodes it
+// waits for are no longer coming (coming, nil: none is); a pod no longer
 // pending waits no more.
-func (a *waiters) update(pending []*corev1.Pod, plan *scaleup.Plan) {
+func (a *waiters) update(pending []*corev1.Pod, plan *scaleup.Plan, coming func(group string) bool) {
 	var helped map[types.UID]string
 	refused := map[types.UID]bool{}
 	if plan != nil {
@@ -61,7 +62,7 @@ func (a *waiters) update(pending []*corev1.Pod, plan *scaleup.Plan) {
 			next[p.UID] = waiter{group: group, since: old.since}
 		case ok:
 			next[p.UID] = waiter{group: group, since: a.readyNodes}
-		case waited && !refused[p.UID]:
+		case waited && (!refused[p.UID] || coming != nil && coming(old.group)):
 			next[p.UID] = old
 		}
 	}
@@ -104,4 +105,20 @@ func (a *waiters) unschedulableAgain(uid types.UID) bool {
 	w.since = a.readyNodes
 	a.pods[uid] = w
 	return true
+}
+
+// groupOf is the group whose new nodes pod uid waits for ("" if none).
+func (a *waiters) groupOf(uid types.UID) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pods[uid].group
+}
+
+// stillComing reports whether pod waits for nodes of a group that are still
+// coming (coming says which groups have requested nodes not yet ready): the
+// pod was counted on them, and a decision that now finds no room for it
+// elsewhere must not tell it that no node will come.
+func (a *waiters) stillComing(uid types.UID, coming func(group string) bool) bool {
+	g := a.groupOf(uid)
+	return g != "" && coming(g)
 }

@@ -37,6 +37,8 @@ func TestWaitersFollowThePodsCountedOnNewNodes(t *testing.T) {
 		name    string
 		pending []*corev1.Pod
 		plan    *scaleup.Plan
+		// coming are the groups with requested nodes not yet ready.
+		coming string
 		// want are the pods waiting for g and h.
 		wantG, wantH string
 	}{
@@ -44,17 +46,23 @@ func TestWaitersFollowThePodsCountedOnNewNodes(t *testing.T) {
 			Awaiting:  map[types.UID]string{"a": "g"},
 			ScaleUps:  []scaleup.ScaleUp{{Group: "h", Pods: all[1:2]}},
 			NoScaleUp: []scaleup.NoScaleUp{{Pods: all[3:]}},
-		}, "[a]", "[b]"},
-		{"g's node came: a fits it, the scheduler has yet to place a", all, &scaleup.Plan{FitExisting: 2},
+		}, "", "[a]", "[b]"},
+		{"g's node came: a fits it, the scheduler has yet to place a", all, &scaleup.Plan{FitExisting: 2}, "",
 			"[a]", "[b]"},
-		{"h backed off: b now waits for g", all, &scaleup.Plan{ScaleUps: []scaleup.ScaleUp{{Group: "g", Pods: all[1:2]}}},
+		{"h backed off: b now waits for g", all, &scaleup.Plan{ScaleUps: []scaleup.ScaleUp{{Group: "g", Pods: all[1:2]}}}, "",
 			"[a b]", "[]"},
-		{"no group can help a any more", all, &scaleup.Plan{NoScaleUp: []scaleup.NoScaleUp{{Pods: all[:1]}}},
+		{"a's next decision finds no room while g's nodes still come: a keeps waiting", all,
+			&scaleup.Plan{NoScaleUp: []scaleup.NoScaleUp{{Pods: all[:1]}}, ScaleUps: []scaleup.ScaleUp{{Group: "g", Pods: all[1:2]}}}, "g",
+			"[a b]", "[]"},
+		{"no group can help a any more", all, &scaleup.Plan{NoScaleUp: []scaleup.NoScaleUp{{Pods: all[:1]}}}, "",
 			"[b]", "[]"},
-		{"b placed by the scheduler", all[2:], nil, "[]", "[]"},
+		{"b placed by the scheduler", all[2:], nil, "", "[]", "[]"},
 	}
 	for _, s := range steps {
-		w.update(s.pending, s.plan)
+		w.update(s.pending, s.plan, func(group string) bool { return group == s.coming })
+		if stillComing := w.stillComing("a", func(group string) bool { return group == s.coming }); stillComing != (s.coming != "") {
+			t.Fatalf("%s: a told it waits for nodes still coming: %v", s.name, stillComing)
+		}
 		if g, h := names(w.waitingFor("g", all)), names(w.waitingFor("h", all)); g != s.wantG || h != s.wantH {
 			t.Fatalf("%s: waiting for g %s, for h %s; want %s and %s", s.name, g, h, s.wantG, s.wantH)
 		}
@@ -91,7 +99,7 @@ func TestLoopWakesWhenNewNodesCameAndPodsStillWait(t *testing.T) {
 	}{
 		{"a pod becomes unschedulable", func() { pods.OnUpdate(pod, unschedulable(pod, "0/3 nodes are available")) }, true},
 		{"planned for a new node", func() {
-			l.d.waiters.update([]*corev1.Pod{pod}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g"}})
+			l.d.waiters.update([]*corev1.Pod{pod}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g"}}, nil)
 		}, false},
 		{"the scheduler tries it again while the node is coming", func() {
 			pods.OnUpdate(unschedulable(pod, "0/3 nodes are available"), unschedulable(pod, "0/4 nodes are available"))
@@ -112,7 +120,7 @@ func TestLoopWakesWhenNewNodesCameAndPodsStillWait(t *testing.T) {
 		{"a status update that leaves the condition as it was", func() {
 			pods.OnUpdate(unschedulable(pod, "x"), unschedulable(pod, "x"))
 		}, false},
-		{"the pod runs: nothing waits", func() { l.d.waiters.update(nil, nil) }, false},
+		{"the pod runs: nothing waits", func() { l.d.waiters.update(nil, nil, nil) }, false},
 		{"another node becomes ready", func() { nodes.OnAdd(readyNode(), false) }, false},
 	}
 	for _, s := range steps {

@@ -79,8 +79,11 @@ func TestPodPatchOnlyWithItsPolicy(t *testing.T) {
 	}
 
 	off := render(t, "autoscaling", map[string]any{"nodes": []any{"1:10:my-asg"}, "podLoop": map[string]any{"scaleInDeletionCost": false}})
-	if grantsPodPatch(t, off, "tidal") || Find(off, "ValidatingAdmissionPolicy", "tidal-pod-writes") != nil {
-		t.Error("podLoop.scaleInDeletionCost=false still grants pods patch or installs the policy")
+	if grantsPodPatch(t, off, "tidal") {
+		t.Error("podLoop.scaleInDeletionCost=false still grants pods patch")
+	}
+	if Find(off, "ValidatingAdmissionPolicy", "tidal-pod-writes") == nil {
+		t.Error("podLoop.scaleInDeletionCost=false drops the policy, which still confines the pods/status patch of nominations")
 	}
 	if opts := parseArgs(t, checkDeployment(t, off)); opts.HPA.ScaleInDeletionCost {
 		t.Error("podLoop.scaleInDeletionCost=false: tidal runs with --scale-in-deletion-cost")

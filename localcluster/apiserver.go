@@ -135,6 +135,14 @@ func buildAPIServer(ctx context.Context, s *options.ServerRunOptions) (*builtAPI
 	}, nil
 }
 
+// readyTimeout bounds the wait for a starting kube-apiserver's readiness.
+// It is the kube-apiserver's own bound on its slowest post-start hook (the
+// priority-and-fairness bootstrap waits up to 5 minutes): a server stopped
+// while a post-start hook still runs exits the whole process
+// (klog.Fatalf), so giving up earlier on a busy machine ends every test of
+// the process, not only the start.
+const readyTimeout = 5 * time.Minute
+
 // waitReady polls /readyz and the default namespace, failing early if the
 // server stops.
 func (a *apiServer) waitReady(ctx context.Context) error {
@@ -142,7 +150,7 @@ func (a *apiServer) waitReady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, readyTimeout, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-a.done:
 			return false, fmt.Errorf("kube-apiserver stopped while starting: %v", err)

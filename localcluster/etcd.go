@@ -12,6 +12,10 @@ import (
 	"go.uber.org/zap"
 )
 
+// etcdReadyTimeout bounds the wait for the embedded etcd's readiness, which
+// takes a second on an idle machine and much longer on a busy one.
+const etcdReadyTimeout = 2 * time.Minute
+
 // startEtcd runs an embedded etcd on loopback ports (free ones where a
 // port is 0), storing its data under dir. It returns the client URL and a
 // function that stops it.
@@ -44,9 +48,9 @@ func startEtcd(ctx context.Context, dir string, clientPort, peerPort int) (strin
 	case err := <-e.Err():
 		e.Close()
 		return "", nil, fmt.Errorf("embedded etcd failed while starting: %w", err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(etcdReadyTimeout):
 		e.Close()
-		return "", nil, fmt.Errorf("embedded etcd not ready after 30s")
+		return "", nil, fmt.Errorf("embedded etcd not ready after %v", etcdReadyTimeout)
 	case <-ctx.Done():
 		e.Close()
 		return "", nil, ctx.Err()

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"k8s.io/klog/v2"
 )
 
@@ -29,11 +30,20 @@ type EC2API interface {
 	ec2.DescribeLaunchTemplateVersionsAPIClient
 }
 
+// SQSAPI is the part of the SQS client the interruption queue uses.
+type SQSAPI interface {
+	GetQueueUrl(ctx context.Context, in *sqs.GetQueueUrlInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error)
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+}
+
 // Clients are the AWS API clients of a Cloud and the region they talk to.
 type Clients struct {
 	AutoScaling AutoScalingAPI
 	EC2         EC2API
-	Region      string
+	// SQS reads the interruption queue (--aws-interruption-queue).
+	SQS    SQSAPI
+	Region string
 }
 
 // ClientOptions configure NewClients.
@@ -124,7 +134,12 @@ func NewClients(ctx context.Context, o ClientOptions) (Clients, error) {
 			eo.BaseEndpoint = aws.String(endpoint)
 		}
 	})
+	sqsc := sqs.NewFromConfig(cfg, func(so *sqs.Options) {
+		if endpoint != "" {
+			so.BaseEndpoint = aws.String(endpoint)
+		}
+	})
 	klog.FromContext(ctx).Info("AWS clients ready", "region", cfg.Region, "maxAttempts", attempts, "retryMode", "adaptive",
 		"customEndpoint", endpoint != "" || cfg.BaseEndpoint != nil)
-	return Clients{AutoScaling: asc, EC2: ec2c, Region: cfg.Region}, nil
+	return Clients{AutoScaling: asc, EC2: ec2c, SQS: sqsc, Region: cfg.Region}, nil
 }

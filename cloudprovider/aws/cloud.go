@@ -74,6 +74,9 @@ type Config struct {
 	// LaunchWatchInterval is how often the scaling activities of a group
 	// with launches in flight are read, at most; default 2s.
 	LaunchWatchInterval time.Duration
+	// InterruptionQueue is the SQS queue of EventBridge events about
+	// instances going away (--aws-interruption-queue); empty: none.
+	InterruptionQueue string
 	// LaunchWatchTimeout is how long launches are watched at most after
 	// the last increase; default 15m (--max-node-provision-time), after
 	// which the node loop gives up on them anyway.
@@ -138,6 +141,8 @@ type Cloud struct {
 	api    Clients
 	clock  clock.WithTicker
 	events EventFunc
+	// queue is the interruption queue (nil: none).
+	queue *Queue
 
 	types instanceTypeCache
 	lts   launchTemplateCache
@@ -210,7 +215,23 @@ func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, 
 	if err := c.refresh(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.InterruptionQueue != "" {
+		q, err := NewQueue(ctx, api.SQS, cfg.InterruptionQueue)
+		if err != nil {
+			return nil, err
+		}
+		c.queue = q
+	}
 	return c, nil
+}
+
+// Interruptions is the interruption queue, nil without one
+// (cloudprovider.InterruptionNotifier).
+func (c *Cloud) Interruptions() cloudprovider.InterruptionSource {
+	if c.queue == nil {
+		return nil
+	}
+	return c.queue
 }
 
 // opContext is the context of one AWS call: the caller's (the node loop's

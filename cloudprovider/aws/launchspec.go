@@ -169,6 +169,8 @@ type ltKey struct{ id, name, version string }
 type ltEntry struct {
 	data    *ec2types.ResponseLaunchTemplateData
 	fetched time.Time
+	// number is the version's number.
+	number int64
 }
 
 func (k ltKey) String() string {
@@ -217,7 +219,7 @@ func (c *launchTemplateCache) templateData(ctx context.Context, api EC2API, k lt
 	if c.lts == nil {
 		c.lts = map[ltKey]ltEntry{}
 	}
-	c.lts[k] = ltEntry{data: data, fetched: now}
+	c.lts[k] = ltEntry{data: data, fetched: now, number: aws.ToInt64(out.LaunchTemplateVersions[0].VersionNumber)}
 	c.mu.Unlock()
 	return data, nil
 }

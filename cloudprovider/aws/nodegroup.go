@@ -47,6 +47,8 @@ type groupState struct {
 	zones                   []string
 	tags                    map[string]string
 	instances               []instance
+	// drift says how instances differ from what the group launches now.
+	drift map[string]string
 	// failure is the error of the group's last failed launch since it was
 	// last grown, given to its placeholders.
 	failure *cloudprovider.InstanceErrorInfo

@@ -41,7 +41,10 @@ type described struct {
 	template    *corev1.Node
 	templateErr error
 	warnings    []string
-	failure     *cloudprovider.InstanceErrorInfo
+	// drift says how InService instances differ from what the group
+	// launches now, by instance id.
+	drift   map[string]string
+	failure *cloudprovider.InstanceErrorInfo
 	// failureUnknown is set when the scaling activities could not be
 	// read: the failure known before stands.
 	failureUnknown bool
@@ -87,6 +90,7 @@ func (c *Cloud) refresh(ctx context.Context) error {
 			continue
 		}
 		specs[name] = spec
+		results[name].drift = driftOf(&g, c.lts.launchedVersion(ctx, c.api, &g, start), allowedTypes(&g, spec))
 		typeNames = append(typeNames, spec.InstanceType)
 	}
 	typeErrs := c.types.ensure(ctx, c.api.EC2, typeNames)
@@ -302,6 +306,7 @@ func (c *Cloud) applyLocked(results map[string]*described, now time.Time, seq ui
 		st.desired = int(aws.ToInt32(d.asg.DesiredCapacity))
 		st.zones = append(st.zones[:0], d.asg.AvailabilityZones...)
 		st.tags = tagMap(d.asg.Tags)
+		st.drift = d.drift
 		st.instances = st.instances[:0]
 		for _, in := range d.asg.Instances {
 			id := aws.ToString(in.InstanceId)

@@ -343,6 +343,7 @@ const (
 	optScaleDownUnreadyTime    = "scaledownunreadytime"
 	optMaxNodeProvisionTime    = "maxnodeprovisiontime"
 	optIgnoreDaemonSetsUtil    = "ignoredaemonsetsutilization"
+	optMaxNodeLifetime         = "maxnodelifetime"
 )
 
 // optionsFromTags applies the group's autoscaling-options tags to
@@ -371,7 +372,7 @@ func optionsFromTags(tags map[string]string, defaults cloudprovider.NodeGroupAut
 			} else {
 				opts.ScaleDownGpuUtilizationThreshold = f
 			}
-		case optScaleDownUnneededTime, optScaleDownUnreadyTime, optMaxNodeProvisionTime:
+		case optScaleDownUnneededTime, optScaleDownUnreadyTime, optMaxNodeProvisionTime, optMaxNodeLifetime:
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 || (d == 0 && strings.ToLower(name) == optMaxNodeProvisionTime) {
 				bad("a duration such as 10m")
@@ -382,6 +383,8 @@ func optionsFromTags(tags map[string]string, defaults cloudprovider.NodeGroupAut
 				opts.ScaleDownUnneededTime = d
 			case optScaleDownUnreadyTime:
 				opts.ScaleDownUnreadyTime = d
+			case optMaxNodeLifetime:
+				opts.MaxNodeLifetime = d
 			default:
 				opts.MaxNodeProvisionTime = d
 			}

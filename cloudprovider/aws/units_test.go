@@ -211,11 +211,12 @@ func TestOptionsFromTags(t *testing.T) {
 		OptionTagPrefix + "scaleDownGpuUtilizationThreshold": "0.2",
 		OptionTagPrefix + "scaledownunreadytime":             "5m",
 		OptionTagPrefix + "maxnodeprovisiontime":             "7m",
+		OptionTagPrefix + "maxNodeLifetime":                  "168h",
 		OptionTagPrefix + "scaledownutilizationthreshold":    "1.5",
 		OptionTagPrefix + "colour":                           "red",
 	}, defaults)
 	if !ok || opts.ScaleDownGpuUtilizationThreshold != 0.2 || opts.ScaleDownUnreadyTime != 5*time.Minute ||
-		opts.MaxNodeProvisionTime != 7*time.Minute || opts.ScaleDownUtilizationThreshold != 0.5 || len(warnings) != 2 {
+		opts.MaxNodeProvisionTime != 7*time.Minute || opts.MaxNodeLifetime != 168*time.Hour || opts.ScaleDownUtilizationThreshold != 0.5 || len(warnings) != 2 {
 		t.Fatalf("options %+v ok=%v warnings %q", opts, ok, warnings)
 	}
 	if _, ok, _ := optionsFromTags(map[string]string{"other": "x"}, defaults); ok {

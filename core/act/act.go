@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
@@ -43,12 +44,21 @@ type Actuator interface {
 	// and their taints come off. It returns the nodes whose removal
 	// started.
 	Remove(life context.Context, rs []Removal) []string
-	// Replace asks the cloud for the new nodes of a replacement; its
-	// old nodes go through Remove once those are Ready.
-	Replace(ctx context.Context, r Replacing) Result
+	// Consolidate asks the cloud for the new nodes of a consolidating
+	// replacement; its old nodes go through Remove once those are Ready.
+	Consolidate(ctx context.Context, r Consolidation) Result
+	// Replace marks nodes the cloud takes away on its own (an
+	// interruption) at once, then drains them within their deadline and
+	// deletes them in the background, for as long as life lasts. It
+	// returns the nodes it could not mark.
+	Replace(ctx, life context.Context, rs []Replacement) map[string]error
 	// CleanUpTaints takes off the deletion taints (and tidal's cordon)
 	// of nodes no removal owns, as the loop starts acting.
 	CleanUpTaints(ctx context.Context, nodes []*corev1.Node) error
+	// Nominate sets and clears status.nominatedNodeName of pending pods
+	// (the scheduler tries a pod's nominated node first) and returns the
+	// changes whose write failed.
+	Nominate(ctx context.Context, clear, set []nominate.Change) []nominate.Change
 	// Removing is what removals are under way.
 	Removing() Removing
 	// Wait blocks until every removal has finished or been rolled back.

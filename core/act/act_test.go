@@ -21,6 +21,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 	"github.com/tidal-autoscaler/tidal/core/telemetry"
@@ -90,6 +91,10 @@ func TestDryRunLetsNoWriteOut(t *testing.T) {
 		started := a.Remove(ctx, []Removal{{Name: "n1", Node: n1, Group: g, Pods: []*corev1.Pod{pod}, Kind: "underutilized"}})
 		if err := a.CleanUpTaints(ctx, []*corev1.Node{n1}); err != nil {
 			t.Fatal(err)
+		}
+		if failed := a.Nominate(ctx, []nominate.Change{{UID: "q", Namespace: "ns", Name: "q"}},
+			[]nominate.Change{{UID: "p", Namespace: "ns", Name: "p", Node: "n1"}}); len(failed) != 0 {
+			t.Errorf("dry-run nominations failed: %v", failed)
 		}
 		a.End(true, map[string]int{"g": 1})
 		a.Wait()

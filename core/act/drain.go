@@ -48,7 +48,7 @@ func (a *Live) drainAndDelete(ctx context.Context, r Removal) error {
 		return err
 	}
 	if !r.empty() {
-		if err := a.drain(ctx, r); err != nil {
+		if err := a.drain(ctx, r, a.Clock.Now().Add(a.Options.MaxPodEvictionTime)); err != nil {
 			return err
 		}
 		if err := a.checkPods(ctx, r); err != nil {
@@ -83,24 +83,31 @@ func (a *Live) checkPods(ctx context.Context, r Removal) error {
 	return nil
 }
 
-// drain evicts the pods, retrying evictions a PDB refuses until
-// --max-pod-eviction-time, then waits for them to be gone.
-func (a *Live) drain(ctx context.Context, r Removal) error {
-	deadline := a.Clock.Now().Add(a.Options.MaxPodEvictionTime)
-	evicted := make([]scaledown.Evicted, len(r.Pods))
-	errs := make([]error, len(r.Pods))
+// drain evicts the pods, retrying evictions a PDB refuses until deadline
+// (--max-pod-eviction-time from now, for a scale-down), then waits for
+// them to be gone.
+func (a *Live) drain(ctx context.Context, r Removal, deadline time.Time) error {
+	evicted, errs := a.evictAll(ctx, r.Pods, deadline)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return a.waitGone(ctx, evicted)
+}
+
+// evictAll evicts the pods side by side, each retried while a PDB refuses
+// it until deadline: what each eviction returned, in the pods' order.
+func (a *Live) evictAll(ctx context.Context, pods []*corev1.Pod, deadline time.Time) ([]scaledown.Evicted, []error) {
+	evicted := make([]scaledown.Evicted, len(pods))
+	errs := make([]error, len(pods))
 	var wg sync.WaitGroup
-	for i, p := range r.Pods {
+	for i, p := range pods {
 		wg.Go(func() {
 			evicted[i].Pod = p
 			evicted[i].At, errs[i] = a.evict(ctx, p, deadline, true)
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return a.waitGone(ctx, evicted)
+	return evicted, errs
 }
 
 // evict asks the API server to evict p, retrying refusals until deadline

@@ -18,10 +18,11 @@ import (
 
 // Dry-run decision kinds, the kind label of tidal_dry_run_decisions_total.
 const (
-	dryRunScaleUp   = "scale_up"
-	dryRunScaleDown = "scale_down"
-	dryRunCancel    = "cancel"
-	dryRunReplace   = "replace"
+	dryRunScaleUp     = "scale_up"
+	dryRunScaleDown   = "scale_down"
+	dryRunCancel      = "cancel"
+	dryRunReplace     = "replace"
+	dryRunConsolidate = "consolidate"
 )
 
 // dryRun remembers which decisions the last iteration recorded, so that a
@@ -134,6 +135,24 @@ func (a *DryRun) Cancel(ctx context.Context, c Cancel) Result {
 		a.Metrics.DryRunDecision(dryRunCancel, group, count)
 	}
 	return Result{Group: group}
+}
+
+// Replace records the nodes the loop would have marked, drained and
+// deleted ahead of the cloud; none is touched.
+func (a *DryRun) Replace(ctx, _ context.Context, rs []Replacement) map[string]error {
+	for _, r := range rs {
+		if !a.dry.note(fmt.Sprintf("%s/%s/%s", dryRunReplace, r.Group.Id(), r.Name)) {
+			continue
+		}
+		klog.FromContext(ctx).Info("Dry run: would cordon, drain and delete a node the cloud takes away", "node", r.Name,
+			"nodeGroup", r.Group.Id(), "kind", r.Mark.Kind, "deadline", r.Mark.Deadline, "evictions", len(r.Pods))
+		a.Metrics.DryRunDecision(dryRunReplace, r.Group.Id(), 1)
+		if r.Node != nil {
+			a.Events.OnNode(r.Node, corev1.EventTypeWarning, "NodeInterrupted", "%s: node would be cordoned, drained and deleted by tidal",
+				r.Mark.Kind)
+		}
+	}
+	return nil
 }
 
 // SoftTaint writes no taint.

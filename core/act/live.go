@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/tidal-autoscaler/tidal/core/interrupt"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
@@ -47,7 +49,7 @@ var _ Actuator = (*Live)(nil)
 
 // NewLive is the actuator that acts.
 func NewLive(d Deps) *Live {
-	return &Live{Deps: d, removals: removals{inProgress: map[string]Removal{}, strayTaints: map[string]bool{}}}
+	return &Live{Deps: d, removals: removals{inProgress: map[string]Removal{}, replacing: map[string]Replacement{}, replaced: map[string]time.Time{}, strayTaints: map[string]bool{}}}
 }
 
 // End has nothing to do: what the live actuator did is in its results.
@@ -200,6 +202,10 @@ func (a *Live) CleanUpTaints(ctx context.Context, nodes []*corev1.Node) error {
 	var errs []error
 	for _, n := range nodes {
 		if !markedNode(n) {
+			continue
+		}
+		if _, interrupted := n.Annotations[interrupt.Annotation]; interrupted {
+			// The cloud takes it away: the loop drains and deletes it.
 			continue
 		}
 		klog.FromContext(ctx).Info("Removing a deletion taint (and tidal's cordon) no removal owns", "node", n.Name)

@@ -21,8 +21,15 @@ func (r Removal) empty() bool { return len(r.Pods) == 0 }
 // delete through the cloud. A removal that fails, or is interrupted by
 // shutdown, takes its taint off so the node is schedulable again.
 type removals struct {
-	mu          sync.Mutex
-	inProgress  map[string]Removal
+	mu         sync.Mutex
+	inProgress map[string]Removal
+	// replacing are the nodes the cloud takes away being drained and
+	// deleted (Replace).
+	replacing map[string]Replacement
+	// replaced are when the replacements that finished did: their nodes
+	// count as being removed until the Node objects are gone (the cloud
+	// node controller deletes them), for at most replacedMemory.
+	replaced    map[string]time.Time
 	lastDelete  time.Time
 	lastFailure time.Time
 	// strayTaints are nodes whose ToBeDeleted taint a failed removal could
@@ -50,12 +57,27 @@ func (a *Live) Remove(life context.Context, rs []Removal) []string {
 	return started
 }
 
-// Removing is what removals are under way.
+// Removing is what removals are under way; the replacements of nodes the
+// cloud takes away are among Nodes and PerGroup, not All or Drains: they
+// spend no scale-down budget.
 func (a *Live) Removing() Removing {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := Removing{Nodes: make([]string, 0, len(a.inProgress)), PerGroup: map[string]int{},
 		LastDelete: a.lastDelete, LastFailure: a.lastFailure}
+	for name, at := range a.replaced {
+		if a.Clock.Since(at) > replacedMemory {
+			delete(a.replaced, name)
+			continue
+		}
+		out.Nodes = append(out.Nodes, name)
+	}
+	for name, r := range a.replacing {
+		if _, both := a.inProgress[name]; !both {
+			out.Nodes = append(out.Nodes, name)
+			out.PerGroup[r.Group.Id()]++
+		}
+	}
 	for name, r := range a.inProgress {
 		out.Nodes = append(out.Nodes, name)
 		out.PerGroup[r.Group.Id()]++

@@ -2,80 +2,165 @@ package act
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/core/interrupt"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
-// Replacing is a replacement whose new nodes to request: the old nodes
-// are drained later (Remove), once the new ones are Ready.
-type Replacing struct {
-	// Group is the new nodes' group; From its target size before.
-	Group cloudprovider.NodeGroup
-	From  int
-	Count int
-	// Kind is single or multi; Old the nodes to replace (nil entries:
-	// the informer lost them) and OldNames their names.
-	Kind     string
-	Old      []*corev1.Node
-	OldNames []string
-	// OldCost, NewCost and Saving are per hour.
-	OldCost, NewCost, Saving float64
+// replacedMemory is how long a node whose replacement finished counts as
+// being removed: its Node object goes when the cloud node controller sees
+// the instance gone, within a minute or two; one still there after this
+// is replaced again.
+const replacedMemory = 10 * time.Minute
+
+// Replacement is a node the cloud takes away on its own: marked at once,
+// then drained within its deadline and deleted.
+type Replacement struct {
+	// Removal is the node, its group and pods; its Kind is unused.
+	Removal
+	// Mark is what is coming and when; Write is true when the node does
+	// not carry it yet (or it changed).
+	Mark  interrupt.Mark
+	Write bool
 }
 
-func (r Replacing) message(would string) string {
-	return fmt.Sprintf("%sreplace node(s) %s by %d new node(s) of group %s: saving %.4f/h (%.4f/h -> %.4f/h)",
-		would, strings.Join(r.OldNames, ", "), r.Count, r.Group.Id(), r.Saving, r.OldCost, r.NewCost)
-}
-
-// Replace asks the cloud for a replacement's new nodes and tells of it (a
-// ConsolidationReplace event on the status ConfigMap and the old nodes).
-// A refusal is logged and counted; the loop backs the group off.
-func (a *Live) Replace(ctx context.Context, r Replacing) Result {
-	id := r.Group.Id()
-	logger := klog.FromContext(ctx)
-	logger.Info("Consolidating: requesting the new nodes of a replacement", "kind", r.Kind, "old", r.OldNames, "nodeGroup", id,
-		"count", r.Count, "savingPerHour", r.Saving)
-	if err := bounded(ctx, "increase size", func(ctx context.Context) error { return r.Group.IncreaseSize(ctx, r.Count) }); err != nil {
-		logger.Error(err, "Replacement's scale-up failed", "nodeGroup", id)
-		a.Metrics.FailedScaleUp(id, "cloudProviderError", r.Count)
-		a.Metrics.Replacement(r.Kind, "refused", r.Saving)
-		a.Events.OnStatus(a.Status, corev1.EventTypeWarning, "FailedToScaleUpGroup", "scale-up of node group %s by %d for a replacement failed: %v",
-			id, r.Count, err)
-		return Result{Group: id, Refused: err}
+// Replace marks each node the cloud takes away (the interruption
+// annotation, the ToBeDeleted taint and a cordon, in one update), at
+// once, then drains and deletes it in the background; life is how long
+// those may run. A node already being removed is only marked. It returns
+// the nodes it could not mark: their messages wait.
+func (a *Live) Replace(ctx, life context.Context, rs []Replacement) map[string]error {
+	failed := map[string]error{}
+	for _, r := range rs {
+		a.mu.Lock()
+		_, removing := a.inProgress[r.Name]
+		_, replacing := a.replacing[r.Name]
+		a.mu.Unlock()
+		if replacing && !r.Write {
+			continue
+		}
+		if err := markInterrupted(ctx, a.Client, r.Name, r.Mark, a.Clock.Now()); err != nil {
+			klog.FromContext(ctx).Error(err, "Could not mark a node the cloud takes away; trying again", "node", r.Name, "kind", r.Mark.Kind)
+			failed[r.Name] = err
+			continue
+		}
+		if r.Write {
+			a.marked(ctx, r)
+		}
+		if removing || replacing {
+			continue
+		}
+		a.mu.Lock()
+		a.replacing[r.Name] = r
+		a.mu.Unlock()
+		a.wg.Go(func() { a.replace(life, r) })
 	}
-	a.Metrics.ScaledUp(id, r.Count)
-	a.Metrics.Activity("scaleUp", a.Clock.Now())
-	a.Metrics.Replacement(r.Kind, "started", r.Saving)
-	a.tellReplace(r, "")
-	return Result{Group: id, Grown: r.Count}
+	return failed
 }
 
-// tellReplace records the ConsolidationReplace events.
-func (a Deps) tellReplace(r Replacing, would string) {
-	msg := r.message(would)
-	a.Events.OnStatus(a.Status, corev1.EventTypeNormal, "ConsolidationReplace", "%s", msg)
-	for _, n := range r.Old {
-		if n != nil {
-			a.Events.OnNode(n, corev1.EventTypeNormal, "ConsolidationReplace", "%s", msg)
+// marked tells that a node was marked: log, event, metric.
+func (a *Live) marked(ctx context.Context, r Replacement) {
+	m := r.Mark
+	due := "no deadline"
+	if !m.Deadline.IsZero() {
+		due = "due " + m.Deadline.UTC().Format(time.RFC3339)
+	}
+	klog.FromContext(ctx).Info("Node taken away by the cloud: tainted and cordoned; draining, then deleting", "node", r.Name,
+		"nodeGroup", r.Group.Id(), "kind", m.Kind, "detail", m.Detail, "deadline", m.Deadline, "pods", len(r.Pods))
+	a.Events.OnNode(r.Node, corev1.EventTypeWarning, "NodeInterrupted", "%s %s (%s): cordoned, draining %d pod(s), then deleting",
+		m.Kind, m.Detail, due, len(r.Pods))
+	if !m.Sent.IsZero() {
+		a.Metrics.InterruptionMarked(a.Clock.Since(m.Sent))
+	}
+}
+
+// replace drains (PDBs honoured until the deadline allows no more) and
+// deletes. After the deadline the node goes whatever its pods do: the
+// cloud takes it then anyway. Without a deadline a drain a PDB holds up
+// fails, and the node, still marked, is tried again.
+func (a *Live) replace(ctx context.Context, r Replacement) {
+	logger := klog.FromContext(ctx).WithValues("node", r.Name, "nodeGroup", r.Group.Id(), "kind", r.Mark.Kind)
+	start := a.Clock.Now()
+	err := a.replaceSteps(ctx, r)
+	a.mu.Lock()
+	delete(a.replacing, r.Name)
+	if err == nil {
+		a.replaced[r.Name] = a.Clock.Now()
+	}
+	a.mu.Unlock()
+	if err != nil {
+		logger.Error(err, "Replacement of a node the cloud takes away did not finish; the node stays marked and is tried again")
+		a.Metrics.ReplaceFailed(r.Group.Id(), r.Mark.Kind)
+		a.Events.OnNode(r.Node, corev1.EventTypeWarning, "NodeReplaceFailed", "%s: %v", r.Mark.Kind, err)
+		return
+	}
+	since := a.Clock.Since(r.Mark.Sent)
+	if r.Mark.Sent.IsZero() {
+		since = a.Clock.Since(r.Mark.Received)
+	}
+	logger.Info("Node drained and deleted ahead of the cloud", "evicted", len(r.Pods), "took", a.Clock.Since(start).Round(time.Millisecond),
+		"sinceEvent", since.Round(time.Millisecond))
+	a.Metrics.Replaced(r.Group.Id(), r.Mark.Kind, since)
+	a.Events.OnNode(r.Node, corev1.EventTypeNormal, "NodeReplaced", "node removed by tidal ahead of %s", r.Mark.Kind)
+	a.Events.OnStatus(a.Status, corev1.EventTypeNormal, "NodeReplaced", "removed node %s of node group %s ahead of %s",
+		r.Name, r.Group.Id(), r.Mark.Kind)
+}
+
+func (a *Live) replaceSteps(ctx context.Context, r Replacement) error {
+	until := interrupt.EvictUntil(r.Mark, a.Clock.Now(), a.Options.MaxPodEvictionTime)
+	if err := a.drainUntil(ctx, r, until); err != nil {
+		if r.Mark.Deadline.IsZero() {
+			return err
+		}
+		klog.FromContext(ctx).Info("Drain not finished by the deadline; deleting the node anyway", "node", r.Name, "err", err)
+	}
+	a.evictDaemonSetPods(ctx, r.Removal)
+	if err := bounded(ctx, "delete nodes", func(ctx context.Context) error { return r.Group.DeleteNodes(ctx, []*corev1.Node{r.Node}) }); err != nil {
+		return fmt.Errorf("cloud provider: %w", err)
+	}
+	return nil
+}
+
+// drainUntil evicts the pods, retrying evictions a PDB refuses until
+// until, and waits for those evicted to be gone, no longer than the
+// deadline when there is one.
+func (a *Live) drainUntil(ctx context.Context, r Replacement, until time.Time) error {
+	evicted, errs := a.evictAll(ctx, r.Pods, until)
+	var gone []scaledown.Evicted
+	for i, e := range evicted {
+		if errs[i] == nil {
+			gone = append(gone, e)
 		}
 	}
+	waitCtx := ctx
+	if d := r.Mark.Deadline; !d.IsZero() {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(ctx, d.Sub(a.Clock.Now()))
+		defer cancel()
+	}
+	return errors.Join(append(errs, a.waitGone(waitCtx, gone))...)
 }
 
-// Replace records a replacement the loop would have started; no node is
-// requested.
-func (a *DryRun) Replace(ctx context.Context, r Replacing) Result {
-	id := r.Group.Id()
-	if !a.dry.note(fmt.Sprintf("%s/%s/%s/%d", dryRunReplace, strings.Join(r.OldNames, ","), id, r.Count)) {
-		return Result{Group: id}
-	}
-	klog.FromContext(ctx).Info("Dry run: would replace nodes", "kind", r.Kind, "old", r.OldNames, "nodeGroup", id, "count", r.Count,
-		"savingPerHour", r.Saving)
-	a.Metrics.DryRunDecision(dryRunReplace, id, r.Count)
-	a.tellReplace(r, "would ")
-	return Result{Group: id}
+// markInterrupted writes the interruption annotation, the ToBeDeleted
+// taint and a cordon (tidal's, undone only if tidal cordoned) in one
+// update.
+func markInterrupted(ctx context.Context, client kubernetes.Interface, node string, m interrupt.Mark, now time.Time) error {
+	return updateNode(ctx, client, node, func(n *corev1.Node) bool {
+		changed := markNode(n, toBeDeleted(now), true)
+		if n.Annotations[interrupt.Annotation] != m.Value() {
+			if n.Annotations == nil {
+				n.Annotations = map[string]string{}
+			}
+			n.Annotations[interrupt.Annotation] = m.Value()
+			changed = true
+		}
+		return changed
+	})
 }

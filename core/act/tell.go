@@ -41,8 +41,11 @@ func (a *Live) tellFailed(pods []*corev1.Pod, group, why string) {
 // picturedNote says how many of a scale-up's pods do not exist yet: ones
 // provisioned ahead of a rescale, and headroom.
 func picturedNote(pods []*corev1.Pod) string {
-	ahead, headroom := 0, 0
+	ahead, headroom, replacing := 0, 0, 0
 	for _, p := range pods {
+		if _, ok := p.Annotations[scaleup.ReplacementOfAnnotation]; ok {
+			replacing++
+		}
 		if _, ok := p.Annotations[scaleup.AheadOfAnnotation]; ok {
 			ahead++
 		}
@@ -56,6 +59,9 @@ func picturedNote(pods []*corev1.Pod) string {
 	}
 	if headroom > 0 {
 		parts = append(parts, fmt.Sprintf("%d of headroom", headroom))
+	}
+	if replacing > 0 {
+		parts = append(parts, fmt.Sprintf("%d replacing pods of nodes the cloud takes away", replacing))
 	}
 	if len(parts) == 0 {
 		return ""

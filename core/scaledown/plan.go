@@ -530,7 +530,7 @@ type Ignored struct {
 }
 
 func (ig Ignored) ignores(p *corev1.Pod) bool {
-	return ig.DaemonSets && IsDaemonSetPod(p) || ig.MirrorPods && isMirror(p)
+	return ig.DaemonSets && IsDaemonSetPod(p) || ig.MirrorPods && IsMirror(p)
 }
 
 // requested sums two quantities (pick) of the node's requests, less those

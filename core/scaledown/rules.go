@@ -177,7 +177,7 @@ func classify(p *corev1.Pod, opts RuleOptions, owners Owners, hasPDB func(*corev
 // moved.
 func leftBehind(p *corev1.Pod, now time.Time) (podKind, bool) {
 	switch {
-	case isMirror(p), isLongTerminating(p, now), isTerminal(p):
+	case IsMirror(p), isLongTerminating(p, now), IsTerminal(p):
 		return podIgnored, true
 	case IsDaemonSetPod(p):
 		return podDaemonSet, true
@@ -257,7 +257,8 @@ func controllerOf(p *corev1.Pod) *metav1.OwnerReference {
 	return nil
 }
 
-func isMirror(p *corev1.Pod) bool {
+// IsMirror reports whether the pod is a static pod's mirror.
+func IsMirror(p *corev1.Pod) bool {
 	_, ok := p.Annotations[mirrorPodAnnotation]
 	return ok
 }
@@ -282,6 +283,7 @@ func longTerminatingAfter(p *corev1.Pod) (time.Time, bool) {
 	return p.DeletionTimestamp.Add(time.Duration(grace)*time.Second + time.Minute), true
 }
 
-func isTerminal(p *corev1.Pod) bool {
+// IsTerminal reports whether the pod has ended (Succeeded or Failed).
+func IsTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }

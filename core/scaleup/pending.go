@@ -62,6 +62,19 @@ func SelectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
 	return out
 }
 
+// Seen reports whether the decision at now sees a real pod as itself: on a
+// node, nominated to one, or pending and old enough for SelectPending
+// (delay is --new-pod-scale-up-delay). A pod of a provisioned-ahead
+// workload takes the place of its pictured replica only once seen; a
+// younger pending pod is left out of the decision, so its replica stays
+// pictured and the capacity asked for it does not lapse for a while.
+func Seen(p *corev1.Pod, now time.Time, delay time.Duration) bool {
+	if p.Spec.NodeName != "" || p.Status.NominatedNodeName != "" {
+		return true
+	}
+	return now.Sub(p.CreationTimestamp.Time) >= ScaleUpDelay(p, delay)
+}
+
 // PodPriority is the pod's priority, 0 when unset.
 func PodPriority(p *corev1.Pod) int32 {
 	if p.Spec.Priority != nil {

@@ -192,3 +192,34 @@ func TestAfterARefusalTheNextDecisionGrowsAnotherGroup(t *testing.T) {
 		t.Fatalf("after %s refused: %v, want %s to grow", chosen, got, other)
 	}
 }
+
+// TestSeen: a real pod takes its pictured replica's place exactly when
+// SelectPending would keep it, or when it is on or nominated to a node.
+func TestSeen(t *testing.T) {
+	bound := func(p *corev1.Pod) { p.Spec.NodeName = "n1" }
+	nominated := func(p *corev1.Pod) { p.Status.NominatedNodeName = "n1" }
+	tests := []struct {
+		pod  *corev1.Pod
+		want bool
+	}{
+		{pendingPod("old", 20*time.Second, nil), true},
+		{pendingPod("young", 5*time.Second, nil), false},
+		{pendingPod("young-bound", time.Second, bound), true},
+		{pendingPod("young-nominated", time.Second, nominated), true},
+		{pendingPod("young-no-delay", time.Second, delay("0s")), true},
+		{pendingPod("old-long-delay", 20*time.Second, delay("1m")), false},
+		{pendingPod("old-bad-delay", 20*time.Second, delay("soon")), true},
+	}
+	for _, tt := range tests {
+		if got := Seen(tt.pod, epoch, 10*time.Second); got != tt.want {
+			t.Errorf("%s: Seen = %v, want %v", tt.pod.Name, got, tt.want)
+		}
+		// The same pod, pending, is kept by SelectPending exactly when seen.
+		if tt.pod.Spec.NodeName == "" && tt.pod.Status.NominatedNodeName == "" {
+			kept := len(SelectPending([]*corev1.Pod{tt.pod}, epoch, Selection{NewPodDelay: 10 * time.Second}).Pods) == 1
+			if kept != tt.want {
+				t.Errorf("%s: SelectPending keeps it = %v, Seen = %v", tt.pod.Name, kept, tt.want)
+			}
+		}
+	}
+}

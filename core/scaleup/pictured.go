@@ -20,6 +20,10 @@ const (
 	AheadOfAnnotation = "tidal.dev/provision-ahead-for"
 	// HeadroomOfAnnotation marks a headroom pod, with its workload.
 	HeadroomOfAnnotation = "tidal.dev/headroom-for"
+	// ReplacementOfAnnotation marks a copy of a pod on a node the cloud
+	// takes away, with the node: capacity for it is asked for before it
+	// is evicted.
+	ReplacementOfAnnotation = "tidal.dev/replacement-for"
 	// HeadroomAnnotation, on a Deployment or StatefulSet, asks the node
 	// loop to keep room for that many more replicas.
 	HeadroomAnnotation = "autoscaling.tidal.dev/headroom-replicas"
@@ -65,7 +69,8 @@ func PicturePods(w Pictured, kind string, n int, annotation, value string, prior
 func IsPictured(p *corev1.Pod) bool {
 	_, ahead := p.Annotations[AheadOfAnnotation]
 	_, headroom := p.Annotations[HeadroomOfAnnotation]
-	return ahead || headroom
+	_, replacement := p.Annotations[ReplacementOfAnnotation]
+	return ahead || headroom || replacement
 }
 
 // Expectation is a replica count an autoscaler just asked for: the pods of

@@ -30,6 +30,10 @@ type Metrics struct {
 	FailedScaleDowns    *prometheus.CounterVec
 	EvictedPods         *prometheus.CounterVec
 
+	// Nominations counts status.nominatedNodeName writes to planned
+	// nodes, by result (set, cleared, failed).
+	Nominations *prometheus.CounterVec
+
 	// Shadow mode (--dry-run): the decisions not carried out.
 	DryRunDecisions  *prometheus.CounterVec
 	DryRunNodes      *prometheus.CounterVec
@@ -39,6 +43,7 @@ type Metrics struct {
 	CA            *CAMetrics
 	sched         *scheduleMetrics
 	consolidation *consolidationMetrics
+	interrupt     *interruptMetrics
 }
 
 // NewMetrics creates the metrics and registers them with reg; CA's per
@@ -121,7 +126,7 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 	}, []string{"eviction_result"})
 	m.DryRunDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tidal_dry_run_decisions_total",
-		Help: "With --dry-run: decisions made and not carried out, each counted once while it stands, by kind (scale_up, scale_down, cancel) and node group.",
+		Help: "With --dry-run: decisions made and not carried out, each counted once while it stands, by kind (scale_up, scale_down, cancel, replace) and node group.",
 	}, []string{"kind", "node_group"})
 	m.DryRunNodes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tidal_dry_run_nodes_total",
@@ -131,12 +136,17 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 		Name: "tidal_dry_run_node_group_target_size",
 		Help: "With --dry-run: the target size each node group would have had after the last iteration's scale-ups.",
 	}, []string{"node_group"})
-	reg.MustRegister(m.DryRunDecisions, m.DryRunNodes, m.DryRunTargetSize)
+	m.Nominations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidal_pod_nominations_total",
+		Help: "Writes of status.nominatedNodeName of pending pods to the nodes planned for them, by result: set, cleared (withdrawn), failed.",
+	}, []string{"result"})
+	reg.MustRegister(m.DryRunDecisions, m.DryRunNodes, m.DryRunTargetSize, m.Nominations)
 	reg.MustRegister(m.UnneededNodes, m.UnremovableNodes, m.ScaleDownInCooldown, m.ScaledDownNodes, m.FailedScaleDowns, m.EvictedPods)
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
 	m.sched = newScheduleMetrics(reg)
 	m.consolidation = newConsolidationMetrics(reg)
+	m.interrupt = newInterruptMetrics(reg)
 	m.CA = newCAMetrics(perNodeGroup)
 	reg.MustRegister(m.CA.collectors()...)
 	return m

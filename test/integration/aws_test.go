@@ -10,6 +10,7 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/aws/awstest"
+	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
@@ -56,9 +58,9 @@ type awsEnv struct {
 
 // startAWSEnv starts the emulator with an ASG of m5.xlarge instances
 // (min..max, desired min) tagged for auto-discovery and with node-template
-// tags, points the AWS SDK's default chain at it through the environment
-// (credentials, region and AWS_ENDPOINT_URL, as a user could), and makes the
-// hooks that create and delete Nodes. opts are added to the emulator's.
+// tags, and makes the hooks that create and delete Nodes. opts are added to
+// the emulator's. tidal reaches it through startTidal's options, or through
+// the process's environment after useEnvironment.
 func startAWSEnv(t *testing.T, min, max int, opts ...awstest.Option) *awsEnv {
 	t.Helper()
 	suffix := rand.String(5)
@@ -89,16 +91,6 @@ func startAWSEnv(t *testing.T, min, max int, opts ...awstest.Option) *awsEnv {
 		if err := e.srv.AddGroup(g); err != nil {
 			t.Fatal(err)
 		}
-	}
-
-	akid, secret := e.srv.Credentials()
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID": akid, "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
-		"AWS_REGION": "", "AWS_DEFAULT_REGION": "", "AWS_ENDPOINT_URL": e.srv.URL(),
-		"AWS_CONFIG_FILE": dir + "/config", "AWS_SHARED_CREDENTIALS_FILE": dir + "/credentials", "AWS_EC2_METADATA_DISABLED": "true",
-	} {
-		t.Setenv(k, v)
 	}
 
 	// The template the provider builds is what the "kubelet" registers.
@@ -181,6 +173,47 @@ func (e *awsEnv) provider(t *testing.T, cfg aws.Config) *aws.Cloud {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// useEnvironment points the process's AWS environment at the emulator
+// (credentials and AWS_ENDPOINT_URL, as a user could), for a tidal started
+// without startTidal's options. It is the process's: the test cannot run in
+// parallel (t.Setenv).
+func (e *awsEnv) useEnvironment(t *testing.T) {
+	akid, secret := e.srv.Credentials()
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": akid, "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
+		"AWS_REGION": "", "AWS_DEFAULT_REGION": "", "AWS_ENDPOINT_URL": e.srv.URL(),
+		"AWS_CONFIG_FILE": dir + "/config", "AWS_SHARED_CREDENTIALS_FILE": dir + "/credentials", "AWS_EC2_METADATA_DISABLED": "true",
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+// startTidal starts tidal on the test's cluster with its AWS SDK pointed at
+// the emulator by options, not by the process's environment, so that tests
+// against emulators of their own run side by side. Shared config files
+// that do not exist keep the machine's (~/.aws) out.
+func (e *awsEnv) startTidal(t *testing.T, args ...string) *tidal {
+	t.Helper()
+	return e.startTidalWith(t, nil, args...)
+}
+
+// startTidalWith is startTidal with more options for Run.
+func (e *awsEnv) startTidalWith(t *testing.T, options []app.Option, args ...string) *tidal {
+	t.Helper()
+	akid, secret := e.srv.Credentials()
+	dir := t.TempDir()
+	sdk := app.WithAWSClientOptions(func(o *aws.ClientOptions) {
+		o.Endpoint = e.srv.URL()
+		o.LoadOptions = append(o.LoadOptions,
+			awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(akid, secret, "")),
+			awsconfig.WithSharedConfigFiles([]string{dir + "/config"}),
+			awsconfig.WithSharedCredentialsFiles([]string{dir + "/credentials"}),
+			awsconfig.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	})
+	return testenv.StartTidalWith(context.Background(), t, cluster(t).KubeconfigPath, append([]app.Option{sdk}, options...), args...)
 }
 
 // awsFlags make tidal use the emulator's region and discover the pool.
@@ -307,8 +340,11 @@ func awsRunningPods(t testing.TB, ctx context.Context, ns string) (int, error) {
 // (empty, so from its template) make tidal raise its desired capacity; the
 // ASG launches instances, they register as Nodes and the pods run.
 func TestAWSAutoDiscoveredASGEndToEnd(t *testing.T) {
+	// Serial: tidal finds the emulator through the process's environment,
+	// as a user's would through theirs (useEnvironment).
 	ctx := context.Background()
 	e := startAWSEnv(t, 0, 6)
+	e.useEnvironment(t)
 	ns := newNamespace(t)
 	startTidal(t, e.tidalFlags(awsScaleDownFlags...)...)
 
@@ -403,6 +439,7 @@ func awsScaleDownStep(t *testing.T, e *awsEnv, ns string) {
 // placeholders of the requested instances as an OutOfResources error, and
 // cancelling them works.
 func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	e := startAWSEnv(t, 1, 5)
 	p := e.provider(t, aws.Config{AutoDiscovery: e.discoverySpecs(t), RefreshInterval: 5 * time.Second,
@@ -523,6 +560,7 @@ func TestAWSProviderDeletesNodesAndReportsCapacityErrors(t *testing.T) {
 // loop once its start-up iterations are over: no node comes, and the pods'
 // unschedulable reports while nodes are coming wake nothing.
 func TestAWSStockOutFailsOverWithoutAScan(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	e := startAWSEnv(t, 0, 4, awstest.WithFailureDelay(3*time.Second))
 	next := e.asg + "-b"
@@ -534,7 +572,7 @@ func TestAWSStockOutFailsOverWithoutAScan(t *testing.T) {
 	ns := newNamespace(t)
 	e.webPods(t, ns, 4, "1500m", "1Gi")
 	waitUnschedulable(t, ns, "web", 4)
-	tl := startTidal(t, append(e.awsFlags(), append(wakeOnlyFlags, "--expander=priority")...)...)
+	tl := e.startTidal(t, append(e.awsFlags(), append(wakeOnlyFlags, "--expander=priority")...)...)
 
 	poll(t, 90*time.Second, "the 4 pods Running on nodes of "+next, func(ctx context.Context) (bool, error) {
 		n, err := awsRunningPods(t, ctx, ns)
@@ -608,6 +646,7 @@ const awsBootstrapLabel = "awsit.tidal.dev/bootstrapped"
 // first ASG for the pod its node has no room for, and leaves the empty ASG
 // of the same tags alone.
 func TestAWSTemplateFromLiveNode(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	e := startAWSEnv(t, 0, 4)
 	e.mu.Lock()
@@ -628,7 +667,7 @@ func TestAWSTemplateFromLiveNode(t *testing.T) {
 	d := e.webDeployment(ns, 3, "1500m", "1Gi")
 	d.Spec.Template.Spec.NodeSelector[awsBootstrapLabel] = "true"
 	createDeployment(t, d)
-	startTidal(t, e.tidalFlags()...)
+	e.startTidal(t, e.tidalFlags()...)
 
 	poll(t, 3*time.Minute, "the 3 pods Running", func(ctx context.Context) (bool, error) {
 		n, err := awsRunningPods(t, ctx, ns)

@@ -36,7 +36,7 @@ import (
 // scales the auto-discovered ASG up, and writes the status ConfigMap the
 // values name.
 func TestChartFromClusterAutoscalerValues(t *testing.T) {
-	// Serial: the AWS environment (startAWSEnv) is the process's (t.Setenv).
+	parallel(t)
 	ctx := context.Background()
 	e := startAWSEnv(t, 0, 6)
 	ns := newNamespace(t)
@@ -53,7 +53,7 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 	}
 	lease := holdClusterAutoscalerLease(t)
 	draining := drainingNode(t, "ca-draining-"+ns)
-	tl := startTidal(t, storedArgs(t, ns, "cluster-autoscaler")...)
+	tl := e.startTidal(t, storedArgs(t, ns, "cluster-autoscaler")...)
 
 	waitLeaseEvent(t, lease, core.EventClusterAutoscalerActive)
 	e.webPods(t, ns, 2, "1500m", "1Gi")
@@ -105,7 +105,7 @@ func TestChartFromClusterAutoscalerValues(t *testing.T) {
 // Cluster Autoscaler's chart's names; tidal run with the stored
 // Deployment's arguments scales the discovered group up for pending pods.
 func TestChartFromClusterAutoscalersChartValues(t *testing.T) {
-	// Serial: the AWS environment (startAWSEnv) is the process's (t.Setenv).
+	parallel(t)
 	ctx := context.Background()
 	e := startAWSEnv(t, 0, 6)
 	ns := newNamespace(t)
@@ -136,7 +136,7 @@ func TestChartFromClusterAutoscalersChartValues(t *testing.T) {
 	if err != nil || sa.Annotations["eks.amazonaws.com/role-arn"] != role {
 		t.Fatalf("the ServiceAccount %s with the IRSA role: %v (err %v)", name, sa, err)
 	}
-	startTidal(t, storedArgs(t, ns, name)...)
+	e.startTidal(t, storedArgs(t, ns, name)...)
 	e.webPods(t, ns, 2, "1500m", "1Gi")
 	waitRunning(t, ns, "web", 2, 90*time.Second)
 	if g := e.group(t); g.DesiredCapacity != 1 {

@@ -20,9 +20,9 @@ import (
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
-// clusters are the suite's local clusters: as many as three run at once
+// clusters are the suite's local clusters: as many as four run at once
 // (testenv.ClustersEnv sets another number).
-var clusters = testenv.NewPool("integration", 3, func(string) (localcluster.Options, error) {
+var clusters = testenv.NewPool("integration", 4, func(string) (localcluster.Options, error) {
 	return localcluster.Options{}, nil
 })
 

@@ -21,10 +21,10 @@ import (
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
-// clusters are the suite's local clusters, as many as two at once
+// clusters are the suite's local clusters, as many as four at once
 // (testenv.ClustersEnv sets another number). They authorize with RBAC and
 // keep an audit log of tidal's ServiceAccount (auditLog).
-var clusters = testenv.NewPool("podloop", 2, func(dir string) (localcluster.Options, error) {
+var clusters = testenv.NewPool("podloop", 4, func(dir string) (localcluster.Options, error) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(rbacAuditPolicy), 0o600); err != nil {
 		return localcluster.Options{}, err

@@ -11,9 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/tidal-autoscaler/tidal/core/act"
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/core/scalein"
 )
 
@@ -106,6 +109,49 @@ func TestPodWritesConfinedToDeletionCost(t *testing.T) {
 	}
 	if _, err := pods.Patch(ctx, "web", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"app":"other"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Errorf("another user's label patch refused: %v", err)
+	}
+	nominations(ctx, t, sa, pods, ns)
+}
+
+// nominations: through pods/status, tidal's ServiceAccount sets and clears
+// status.nominatedNodeName with the node loop's own patch, and any other
+// change of the status it tries is refused by the policy.
+func nominations(ctx context.Context, t *testing.T, sa kubernetes.Interface, pods typedcorev1.PodInterface, ns string) {
+	t.Helper()
+	pod, err := pods.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range []string{"planned-1", ""} {
+		if failed := act.NominateWith(ctx, sa, nominate.Change{UID: pod.UID, Namespace: ns, Name: "web", Node: node}); failed != nil {
+			t.Fatalf("tidal's nomination to %q refused: %v", node, failed)
+		}
+		got, err := pods.Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.NominatedNodeName != node {
+			t.Fatalf("nominated node %q after tidal's patch, want %q", got.Status.NominatedNodeName, node)
+		}
+	}
+	before, err := pods.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ what, patch string }{
+		{"the phase", `{"status":{"phase":"Failed"}}`},
+		{"the nomination with the phase", `{"status":{"nominatedNodeName":"n","phase":"Failed"}}`},
+		{"a condition", `{"status":{"conditions":[{"type":"PodScheduled","status":"True"}]}}`},
+		{"the pod IP", `{"status":{"podIP":"10.0.0.9","podIPs":[{"ip":"10.0.0.9"}]}}`},
+		{"the message", `{"status":{"message":"x"}}`},
+	} {
+		_, err := sa.CoreV1().Pods(ns).Patch(ctx, "web", types.MergePatchType, []byte(tc.patch), metav1.PatchOptions{}, "status")
+		if err == nil || !strings.Contains(err.Error(), policyName) {
+			t.Errorf("tidal's status patch of %s: %v, want a refusal by %s", tc.what, err, policyName)
+		}
+	}
+	if after, err := pods.Get(ctx, "web", metav1.GetOptions{}); err != nil || after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the pod changed under refused status patches (%v): %+v", err, after.Status)
 	}
 }
 

@@ -21,6 +21,8 @@ import (
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
+	"github.com/tidal-autoscaler/tidal/core/act"
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/deploy"
 	"github.com/tidal-autoscaler/tidal/hpa/controller"
 	"github.com/tidal-autoscaler/tidal/localcluster"
@@ -71,6 +73,7 @@ func TestLeastPrivilege(t *testing.T) {
 	})
 	rbacNodesAndPodAutoscaler(t, kubeconfig)
 	rbacHPAObjects(t, kubeconfig)
+	rbacNomination(t)
 	requests := readAudit(t, from, tidalUser)
 	checkLeastPrivilege(t, objs, requests)
 }
@@ -280,5 +283,29 @@ func rbacHPAObjects(t *testing.T, kubeconfig string) {
 	})
 	if err := tl.Stop(t); err != nil {
 		t.Fatalf("tidal stopped with %v", err)
+	}
+}
+
+// rbacNomination has tidal's ServiceAccount set and clear a pending pod's
+// nominated node with the node loop's own write: whether the scenario's
+// scale-up nominates depends on whether the scheduler binds its pods before
+// the loop sees their node ready, so the write is made here for certain.
+func rbacNomination(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pod, err := cluster(t).Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "waiting"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+			NodeSelector: map[string]string{"example.com/none": "x"}, AutomountServiceAccountToken: ptr.To(false)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := serviceAccountClient(t, "kube-system", "tidal")
+	for _, node := range []string{"planned", ""} {
+		if err := act.NominateWith(ctx, sa, nominate.Change{UID: pod.UID, Namespace: ns, Name: pod.Name, Node: node}); err != nil {
+			t.Fatalf("tidal's nomination to %q: %v", node, err)
+		}
 	}
 }

@@ -35,6 +35,11 @@ type Pool struct {
 	// fresh: a returned cluster is stopped, never given to another test.
 	fresh bool
 
+	// starting lets one cluster of the pool start at a time: a control
+	// plane's start is the most CPU a cluster takes, and several at once on
+	// a busy machine make each slower than their sum.
+	starting sync.Mutex
+
 	mu      sync.Mutex
 	changed *sync.Cond // a member was freed, started or dropped
 	members []*member
@@ -159,7 +164,9 @@ func (p *Pool) hold(t testing.TB, name string, m *member, shared bool) *localclu
 func (p *Pool) start() (*member, error) {
 	p.running++
 	p.mu.Unlock()
+	p.starting.Lock()
 	m, err := p.startMember()
+	p.starting.Unlock()
 	p.mu.Lock()
 	if err != nil {
 		p.running--

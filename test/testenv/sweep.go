@@ -125,7 +125,9 @@ func listSwept(ctx context.Context, dyn dynamic.Interface, r sweptResource) (map
 // swept resources that is not in the baseline, waits until they are gone,
 // and tells what still differs from the baseline.
 func sweep(c *localcluster.Cluster, baseline map[objectKey]bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A backstop only: a phase fails when what is left stops changing for
+	// sweepStall (sweepPhase), however busy the machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
@@ -145,12 +147,20 @@ func sweep(c *localcluster.Cluster, baseline map[objectKey]bool) error {
 	return compare(ctx, c, baseline)
 }
 
+// sweepStall is how long what a sweep waits for may stay unchanged before
+// the cluster counts as stuck.
+const sweepStall = 3 * time.Minute
+
 // sweepPhase deletes the objects of the phase's resources that are not in
-// the baseline and waits until they are gone.
+// the baseline and waits until they are gone, as long as they keep
+// changing (an object going, or one being deleted being updated): a busy
+// machine slows their end down without stopping it.
 func sweepPhase(ctx context.Context, dyn dynamic.Interface, phase []sweptResource, baseline map[objectKey]bool) error {
 	var left []string
+	progress, since := "", time.Now()
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		left = nil
+		var versions []string
 		for _, r := range phase {
 			objs, err := listSwept(ctx, dyn, r)
 			if err != nil {
@@ -161,6 +171,7 @@ func sweepPhase(ctx context.Context, dyn dynamic.Interface, phase []sweptResourc
 					continue
 				}
 				left = append(left, o.String())
+				versions = append(versions, o.String()+"@"+obj.GetResourceVersion())
 				if obj.GetDeletionTimestamp() != nil {
 					continue
 				}
@@ -171,7 +182,17 @@ func sweepPhase(ctx context.Context, dyn dynamic.Interface, phase []sweptResourc
 				}
 			}
 		}
-		return len(left) == 0, nil
+		if len(left) == 0 {
+			return true, nil
+		}
+		sort.Strings(versions)
+		if now := strings.Join(versions, ","); now != progress {
+			progress, since = now, time.Now()
+		}
+		if time.Since(since) > sweepStall {
+			return false, fmt.Errorf("nothing changed for %v", sweepStall)
+		}
+		return false, nil
 	})
 	if err != nil {
 		sort.Strings(left)

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,6 +106,33 @@ func Poll(t *testing.T, timeout time.Duration, msg string, cond func(ctx context
 	}
 }
 
+// PollProgress waits until cond holds, failing the test with msg when cond's
+// progress (a description of the state it waits on) has not changed for
+// stall: work that a busy machine slows down but does not stop, such as a
+// namespace's deletion, is waited for as long as it moves.
+func PollProgress(t *testing.T, stall time.Duration, msg string, cond func(ctx context.Context) (done bool, progress string, err error)) {
+	t.Helper()
+	var lastErr error
+	last, since := "", time.Now()
+	for {
+		callCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		done, progress, err := cond(callCtx)
+		cancel()
+		switch {
+		case err != nil:
+			lastErr = err
+		case done:
+			return
+		case progress != last:
+			last, since = progress, time.Now()
+		}
+		if time.Since(since) > stall {
+			t.Fatalf("waiting for %s: nothing changed for %v (last seen: %s; last error: %v)", msg, stall, last, lastErr)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
 // NewNamespace makes a namespace for one test and deletes it, with
 // everything in it, when the test ends.
 func NewNamespace(t *testing.T, cs kubernetes.Interface) string {
@@ -119,10 +147,28 @@ func NewNamespace(t *testing.T, cs kubernetes.Interface) string {
 			t.Errorf("delete namespace %s: %v", name, err)
 		}
 		// Its pods end through the simulated kubelet and the namespace
-		// controller, which take minutes on a busy machine.
-		Poll(t, 3*time.Minute, "namespace "+name+" to be gone", func(ctx context.Context) (bool, error) {
-			_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
+		// controller, which take minutes on a busy machine: the wait fails
+		// only when the namespace and its pods stop changing.
+		PollProgress(t, 3*time.Minute, "namespace "+name+" to be gone", func(ctx context.Context) (bool, string, error) {
+			ns, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, "", nil
+			}
+			if err != nil {
+				return false, "", err
+			}
+			pods, err := cs.CoreV1().Pods(name).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			// The namespace's and its pods' own versions: the list's
+			// would move with every write to the cluster.
+			versions := make([]string, 0, len(pods.Items))
+			for _, p := range pods.Items {
+				versions = append(versions, p.Name+"@"+p.ResourceVersion)
+			}
+			sort.Strings(versions)
+			return false, fmt.Sprintf("namespace@%s, %d pods %v", ns.ResourceVersion, len(pods.Items), versions), nil
 		})
 	})
 	return name

@@ -149,8 +149,14 @@ func (s *Server) xmlGroupLocked(g *group) xmlGroup {
 	for _, in := range g.instances {
 		xi := xmlInstance{InstanceID: in.ID, InstanceType: in.InstanceType, AvailabilityZone: in.Zone,
 			LifecycleState: in.LifecycleState, HealthStatus: in.HealthStatus}
-		if x.LaunchTemplate != nil {
-			spec := *x.LaunchTemplate
+		// An instance records the launch template version it was
+		// launched from, by number.
+		if lt := x.LaunchTemplate; lt != nil || x.MixedInstancesPolicy != nil {
+			if lt == nil {
+				lt = &x.MixedInstancesPolicy.LaunchTemplateSpecification
+			}
+			spec := *lt
+			spec.Version = in.LaunchTemplateVersion
 			xi.LaunchTemplate = &spec
 		}
 		x.Instances = append(x.Instances, xi)

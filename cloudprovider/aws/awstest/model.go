@@ -95,16 +95,19 @@ type LaunchConfiguration struct {
 
 // Instance is one EC2 instance of a group as the emulator sees it.
 type Instance struct {
-	ID             string
-	Group          string
-	Zone           string
-	InstanceType   string
-	PrivateDNSName string
-	LifecycleState string
-	HealthStatus   string
-	LaunchTime     time.Time
-	readyAt        time.Time
-	terminateAt    time.Time
+	ID           string
+	Group        string
+	Zone         string
+	InstanceType string
+	// LaunchTemplateVersion is the version of the group's launch template
+	// it was launched from, as a number ("" without a launch template).
+	LaunchTemplateVersion string
+	PrivateDNSName        string
+	LifecycleState        string
+	HealthStatus          string
+	LaunchTime            time.Time
+	readyAt               time.Time
+	terminateAt           time.Time
 }
 
 // ProviderID is the id the instance's Node carries: aws:///<zone>/<id>.

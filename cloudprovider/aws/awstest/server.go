@@ -124,6 +124,7 @@ type Server struct {
 	instanceTypes   map[string]InstanceType
 	requests        []Request
 	faults          []*requestFault
+	queues          map[string]*sqsQueue
 	onInService     Hook
 	onTerminated    Hook
 	seq             uint64
@@ -524,15 +525,16 @@ func (s *Server) launchLocked(g *group, now time.Time) *Instance {
 	}
 	n := s.idBase + s.seq
 	in := &Instance{
-		ID:             fmt.Sprintf("i-%017x", n&0xfffffffffffffff),
-		Group:          g.spec.Name,
-		Zone:           zone,
-		InstanceType:   s.instanceTypeLocked(g),
-		PrivateDNSName: fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", (n>>16)&0xff, (n>>8)&0xff, n&0xff),
-		LifecycleState: StatePending,
-		HealthStatus:   "Healthy",
-		LaunchTime:     now,
-		readyAt:        now.Add(s.launchDelay),
+		ID:                    fmt.Sprintf("i-%017x", n&0xfffffffffffffff),
+		Group:                 g.spec.Name,
+		Zone:                  zone,
+		InstanceType:          s.instanceTypeLocked(g),
+		LaunchTemplateVersion: s.launchedVersionLocked(g),
+		PrivateDNSName:        fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", (n>>16)&0xff, (n>>8)&0xff, n&0xff),
+		LifecycleState:        StatePending,
+		HealthStatus:          "Healthy",
+		LaunchTime:            now,
+		readyAt:               now.Add(s.launchDelay),
 	}
 	g.instances = append(g.instances, in)
 	return in
@@ -573,6 +575,26 @@ func (s *Server) instanceTypeLocked(g *group) string {
 		return lc.InstanceType
 	}
 	return "m5.large"
+}
+
+// launchedVersionLocked is the number of the launch template version the
+// group launches now, "" without a launch template.
+func (s *Server) launchedVersionLocked(g *group) string {
+	ref := g.spec.LaunchTemplate
+	if p := g.spec.MixedInstancesPolicy; p != nil {
+		ref = &p.LaunchTemplate
+	}
+	if ref == nil {
+		return ""
+	}
+	for _, lt := range s.launchTemplates {
+		if lt.ID == ref.ID || ref.ID == "" && lt.Name == ref.Name {
+			if v, err := lt.version(ref.Version); err == nil {
+				return fmt.Sprint(v)
+			}
+		}
+	}
+	return ""
 }
 
 func (s *Server) launchTemplateDataLocked(ref LaunchTemplateRef) (LaunchTemplateData, error) {
@@ -632,6 +654,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json-1.0") {
+		s.serveJSON(w, r, body)
 		return
 	}
 	form, err := url.ParseQuery(string(body))

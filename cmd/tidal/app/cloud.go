@@ -30,7 +30,7 @@ func buildCloudProvider(ctx context.Context, env *loopEnv, opts *config.Options)
 		}
 		return buildLocalCloud(ctx, client, opts)
 	case config.CloudProviderAWS:
-		return buildAWSCloud(ctx, env.client, opts)
+		return buildAWSCloud(ctx, env.client, opts, env.seams.awsClients)
 	case config.CloudProviderExternalGRPC:
 		return buildExternalGRPCCloud(ctx, opts)
 	}

@@ -33,13 +33,18 @@ func (c *awsCloud) Cleanup() error {
 
 // buildAWSCloud makes the AWS provider: SDK clients from the default
 // credential chain, then a first read of the node groups, so that missing
-// credentials or a wrong region stop tidal at start.
-func buildAWSCloud(ctx context.Context, client kubernetes.Interface, opts *config.Options) (cloudprovider.CloudProvider, error) {
+// credentials or a wrong region stop tidal at start. change, when not nil,
+// changes the SDK options (WithAWSClientOptions).
+func buildAWSCloud(ctx context.Context, client kubernetes.Interface, opts *config.Options, change func(*aws.ClientOptions)) (cloudprovider.CloudProvider, error) {
 	cfg, err := awsConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	clients, err := aws.NewClients(ctx, aws.ClientOptions{Region: opts.AWS.Region})
+	co := aws.ClientOptions{Region: opts.AWS.Region}
+	if change != nil {
+		change(&co)
+	}
+	clients, err := aws.NewClients(ctx, co)
 	if err != nil {
 		return nil, fmt.Errorf("--cloud-provider=aws: %w", err)
 	}
@@ -65,6 +70,8 @@ func awsConfig(opts *config.Options) (aws.Config, error) {
 		RefreshInterval: opts.AWS.RefreshInterval,
 		MaxPods:         opts.AWS.MaxPods,
 		NodeReservation: opts.AWS.NodeReservation,
+
+		InterruptionQueue: opts.AWS.InterruptionQueue,
 
 		LaunchWatchTimeout: opts.MaxNodeProvisionTime,
 	}

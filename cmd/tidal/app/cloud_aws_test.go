@@ -48,6 +48,11 @@ func TestAWSFlags(t *testing.T) {
 	if _, err := parseFlags(t, "--cloud-provider=aws", "--nodes=1:5:my-asg", "--aws-max-pods=58", "--aws-node-reservation=none"); err != nil {
 		t.Fatalf("static groups: %v", err)
 	}
+	if o, err := parseFlags(t, "--cloud-provider=aws", "--nodes=1:5:my-asg", "--aws-interruption-queue=tidal-interruptions.fifo"); err != nil {
+		t.Fatalf("interruption queue: %v", err)
+	} else if cfg, err := awsConfig(o); err != nil || cfg.InterruptionQueue != "tidal-interruptions.fifo" {
+		t.Fatalf("interruption queue: config %+v %v", cfg.InterruptionQueue, err)
+	}
 
 	for _, tc := range []struct {
 		args    []string
@@ -68,6 +73,9 @@ func TestAWSFlags(t *testing.T) {
 		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-refresh-interval=0s"}, `--aws-refresh-interval=0s must be positive`},
 		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-max-pods=-1"}, `--aws-max-pods=-1 must not be negative`},
 		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-node-reservation=bottlerocket"}, `--aws-node-reservation="bottlerocket"`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-interruption-queue=https://sqs.us-east-1.amazonaws.com/1/q"}, `--aws-interruption-queue="https://sqs.us-east-1.amazonaws.com/1/q" is not an SQS queue name`},
+		{[]string{"--cloud-provider=aws", "--nodes=1:2:a", "--aws-interruption-queue=" + strings.Repeat("q", 81)}, `is not an SQS queue name`},
+		{[]string{"--aws-interruption-queue=q"}, `--aws-interruption-queue="q" is only valid with --cloud-provider=aws`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, err := parseFlags(t, tc.args...)

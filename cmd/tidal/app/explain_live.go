@@ -40,7 +40,7 @@ func describingCloud(ctx context.Context, client kubernetes.Interface, opts *con
 	case config.CloudProviderLocal:
 		return newLocalCloud(client, opts)
 	case config.CloudProviderAWS:
-		return buildAWSCloud(ctx, client, opts)
+		return buildAWSCloud(ctx, client, opts, nil)
 	case config.CloudProviderExternalGRPC:
 		return buildExternalGRPCCloud(ctx, opts)
 	}

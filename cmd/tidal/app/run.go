@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
+	"github.com/tidal-autoscaler/tidal/cloudprovider/aws"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app/nodeopts"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
@@ -56,6 +57,9 @@ type seams struct {
 	// unsupported are the features asked for that tidal does not have
 	// (WithUnsupportedFeatures).
 	unsupported []config.UnsupportedFeature
+	// awsClients changes the SDK options of --cloud-provider=aws
+	// (WithAWSClientOptions).
+	awsClients func(*aws.ClientOptions)
 }
 
 // WithTransport wraps the transport of every client Run makes from its API
@@ -78,6 +82,14 @@ func WithSimulatedMetrics(s *metrics.Simulated) Option {
 // by tidal's own RBAC rules.
 func WithLocalCloudClient(client kubernetes.Interface) Option {
 	return func(s *seams) { s.localCloudClient = client }
+}
+
+// WithAWSClientOptions changes the options Run's AWS provider makes its SDK
+// clients with (its endpoint, static credentials): a test that runs tidal
+// beside others in one process gives them here instead of in the
+// process's environment.
+func WithAWSClientOptions(change func(*aws.ClientOptions)) Option {
+	return func(s *seams) { s.awsClients = change }
 }
 
 // WithCloud wraps the cloud provider Run builds.
@@ -221,9 +233,11 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 
 	env.warned.Do(func() { eventUnsupported(ctx, client, recorder, opts, env.seams.unsupported) })
 
+	nodeOpts := nodeopts.FromConfig(opts)
+	nodeOpts.NominatePlannedPods = nominate(ctx, client.Discovery(), opts)
 	loop, err := core.NewNodeLoop(ctx, core.Config{
 		Cloud: cloud, Client: client, Factory: factory, Recorder: recorder, Metrics: env.nodeMetrics,
-		Options: nodeopts.FromConfig(opts),
+		Options: nodeOpts,
 	})
 	if err != nil {
 		return err

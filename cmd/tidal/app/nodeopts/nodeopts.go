@@ -28,6 +28,8 @@ func FromConfig(o *config.Options) core.Options {
 		MaxNodeGroupBinpackingTime: su.MaxNodeGroupBinpackingTime,
 		BalanceSimilarNodeGroups:   su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
+		MaxNodeLifetime: o.MaxNodeLifetime, ReplaceDriftedNodes: o.ReplaceDriftedNodes,
+		NominatePlannedPods: su.NominatePlannedPods, MaxBulkNominations: su.MaxBulkNominations,
 		ProvisionAhead: su.ProvisionAhead, EnforceNodeGroupMinSize: su.EnforceNodeGroupMinSize, ScaleInView: o.HPA.ScaleInDeletionCost, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
 		ClusterState: clusterstate.Options{
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, MaxNodeStartupTime: o.MaxNodeStartupTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,

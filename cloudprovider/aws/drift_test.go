@@ -1,0 +1,75 @@
+package aws
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
+	"github.com/tidal-autoscaler/tidal/cloudprovider/aws/awstest"
+)
+
+func TestDriftOf(t *testing.T) {
+	lt := func(id, version string) *astypes.LaunchTemplateSpecification {
+		return &astypes.LaunchTemplateSpecification{LaunchTemplateId: aws.String(id), Version: aws.String(version)}
+	}
+	inst := func(id, typ string, spec *astypes.LaunchTemplateSpecification) astypes.Instance {
+		return astypes.Instance{InstanceId: aws.String(id), InstanceType: aws.String(typ), LaunchTemplate: spec,
+			LifecycleState: astypes.LifecycleStateInService}
+	}
+	pending := inst("i-pending", "m5.large", lt("lt-a", "1"))
+	pending.LifecycleState = astypes.LifecycleStatePending
+	g := &astypes.AutoScalingGroup{LaunchTemplate: lt("lt-a", "$Latest"), Instances: []astypes.Instance{
+		inst("i-same", "m5.xlarge", lt("lt-a", "2")),
+		inst("i-oldversion", "m5.xlarge", lt("lt-a", "1")),
+		inst("i-othertemplate", "m5.xlarge", lt("lt-b", "2")),
+		inst("i-othertype", "m5.large", lt("lt-a", "2")),
+		inst("i-unknownversion", "m5.xlarge", lt("lt-a", "$Latest")),
+		{InstanceId: aws.String("i-fromlc"), InstanceType: aws.String("m5.xlarge"), LaunchConfigurationName: aws.String("old"),
+			LifecycleState: astypes.LifecycleStateInService},
+		pending,
+	}}
+	got := driftOf(g, "2", map[string]bool{"m5.xlarge": true})
+	want := map[string]string{"i-oldversion": "version 1, the group launches version 2", "i-othertemplate": "launch template lt-b",
+		"i-othertype": "instance type m5.large", "i-fromlc": "launch configuration old"}
+	if len(got) != len(want) {
+		t.Fatalf("drift %v, want %d instances: %v", got, len(want), want)
+	}
+	for id, part := range want {
+		if !strings.Contains(got[id], part) {
+			t.Errorf("drift of %s = %q, want it to contain %q", id, got[id], part)
+		}
+	}
+	if got := driftOf(g, "", nil); len(got) != 2 || got["i-oldversion"] != "" {
+		t.Errorf("with the group's version unknown and any type allowed: %v, want only the other template and the launch configuration", got)
+	}
+}
+
+// Against the emulator: a new launch template version the group launches
+// ($Latest) makes its instances, launched from the old one, drifted.
+func TestDriftedAfterANewLaunchTemplateVersion(t *testing.T) {
+	e := newEnv(t)
+	e.group("workers", 0, 5, 2, discoveredTags(nil))
+	c := e.cloud(Config{AutoDiscovery: discovery()}, nil)
+	if d := c.Drifted(); len(d) != 0 {
+		t.Fatalf("drifted %v before any change", d)
+	}
+	if _, err := e.srv.AddLaunchTemplateVersion(e.ltID, awstest.LaunchTemplateData{InstanceType: "m5.xlarge", ImageID: "ami-0fedcba9876543210", RootVolumeGiB: 80}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(11 * time.Minute) // past the $Latest cache and the refresh interval
+	if err := c.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := c.Drifted()
+	if len(d) != 2 {
+		t.Fatalf("drifted %v, want both instances", d)
+	}
+	for id, why := range d {
+		if !strings.HasPrefix(id, ProviderIDPrefix) || !strings.Contains(why, "version 1, the group launches version 2") {
+			t.Errorf("drifted %s: %q", id, why)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package core
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	testclock "k8s.io/utils/clock/testing"
+
+	"github.com/tidal-autoscaler/tidal/core/act"
+	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
+	"github.com/tidal-autoscaler/tidal/core/telemetry"
+	"github.com/tidal-autoscaler/tidal/simulator"
+)
+
+// The decider nominates a pod that waited for a scale-up of group g to the
+// ready node of g its decision placed it on, and no other pod (one that
+// never waited; one placed on a node of another group); when the node goes,
+// it withdraws the nomination.
+func TestDeciderNominatesWaitersToTheirGroupsNodes(t *testing.T) {
+	ctx := context.Background()
+	mk := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
+			Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	}
+	a, b, c := mk("a"), mk("b"), mk("c")
+	client := fake.NewClientset(a, b, c)
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, p := range []*corev1.Pod{a, b, c} {
+		if err := indexer.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock := testclock.NewFakeClock(time.Unix(1_800_000_000, 0))
+	metrics := telemetry.NewMetrics(prometheus.NewRegistry(), false)
+	d := &Decider{opts: Options{NominatePlannedPods: true, MaxBulkNominations: 10}, waiters: newWaiters(),
+		observer: &observer{pods: corelisters.NewPodLister(indexer)},
+		actuator: act.NewLive(act.Deps{Client: client, Clock: clock, Metrics: metrics,
+			Events: telemetry.NewEvents(record.NewFakeRecorder(10), clock, false, nil)})}
+	d.waiters.update([]*corev1.Pod{a, c}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g", "c": "g"}}, nil)
+	placed := func(p *corev1.Pod, node string) simulator.Placed {
+		pi, _ := framework.NewPodInfo(p)
+		return simulator.Placed{Info: pi, Node: node}
+	}
+	o := &observation{groupOfNode: map[string]string{"n1": "g", "other": "h"},
+		observed: map[string]clusterstate.NodeObservation{"n1": {Name: "n1", Ready: true}, "other": {Name: "other", Ready: true}}}
+	d.nominate(ctx, o, &scaleup.Plan{OnExisting: []simulator.Placed{placed(a, "n1"), placed(b, "n1"), placed(c, "other")}})
+	nominated := func(name string) string {
+		t.Helper()
+		p, err := client.CoreV1().Pods("ns").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Status.NominatedNodeName
+	}
+	if got := [3]string{nominated("a"), nominated("b"), nominated("c")}; got != [3]string{"n1", "", ""} {
+		t.Fatalf("nominations of a, b, c = %q, want only a to n1", got)
+	}
+
+	// The pod is nominated (so pending no more), and its node goes.
+	aNominated, _ := client.CoreV1().Pods("ns").Get(ctx, "a", metav1.GetOptions{})
+	if err := indexer.Update(aNominated); err != nil {
+		t.Fatal(err)
+	}
+	d.nominate(ctx, &observation{groupOfNode: map[string]string{}, observed: map[string]clusterstate.NodeObservation{}}, nil)
+	if got := nominated("a"); got != "" {
+		t.Errorf("the nomination to a node gone stands: %q", got)
+	}
+	if len(d.mem.nominations) != 0 {
+		t.Errorf("state after the withdrawal: %v", d.mem.nominations)
+	}
+}
