@@ -22,6 +22,8 @@ type consolidationReport struct {
 	// progress the step of the one in flight.
 	started  *consolidate.Replacement
 	progress *consolidate.Progress
+	// settling is what a draining replacement still waits for.
+	settling string
 }
 
 // consolidate advances the replacement in flight, or proposes
@@ -116,6 +118,10 @@ func (d *Decider) startReplacement(ctx context.Context, o *observation, report *
 func (d *Decider) advance(ctx context.Context, o *observation, cr *consolidationReport) error {
 	st := d.mem.consolidation
 	f := st.InFlight
+	if !f.Draining.IsZero() {
+		d.settle(ctx, o, cr)
+		return nil
+	}
 	var states []consolidate.NodeState
 	for _, n := range groupNodes(o, f.Group) {
 		states = append(states, consolidate.NodeState{Name: n, Ready: o.ready(n)})
@@ -161,8 +167,27 @@ func (d *Decider) advance(ctx context.Context, o *observation, cr *consolidation
 	logger.Info("Replacement's new nodes are Ready; draining the old ones", "new", pr.New, "savingPerHour", f.Saving)
 	d.actuator.Remove(d.lifetime, removals)
 	d.metrics.Replacement(f.Kind, "drained", f.Saving)
-	d.mem.consolidation = st.Done()
+	d.mem.consolidation = st.Drain(o.now, pr.New)
 	return nil
+}
+
+// settle lets a draining replacement go once it settled
+// (consolidate.Settle): until then its new and old nodes stay out of
+// scale-down's and consolidation's reach.
+func (d *Decider) settle(ctx context.Context, o *observation, cr *consolidationReport) {
+	f := d.mem.consolidation.InFlight
+	sd := d.opts.ScaleDown
+	timeout := sd.MaxPodEvictionTime + time.Duration(sd.MaxGracefulTerminationSec)*time.Second +
+		d.opts.groupOptions(o, f.Group).MaxNodeProvisionTime
+	settled, why := consolidate.Settle(*f, consolidate.Settling{Removing: d.actuator.Removing().Nodes, Pending: o.pending,
+		Now: o.now, Timeout: timeout})
+	cr.settling = why
+	if !settled {
+		return
+	}
+	klog.FromContext(ctx).Info("Replacement settled; its nodes are no longer held", "old", f.Nodes(), "new", f.New, "nodeGroup", f.Group,
+		"note", why)
+	d.mem.consolidation = d.mem.consolidation.Done()
 }
 
 // consolidationInput is what consolidate.Decide and Recheck read, but the

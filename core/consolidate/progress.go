@@ -24,6 +24,13 @@ type InFlight struct {
 	// Before are the new group's nodes when they were requested: the
 	// group's other nodes are the replacement's.
 	Before []string
+	// Draining is when the old nodes went to their drains (zero: the new
+	// nodes are still awaited), New the new nodes that were Ready then.
+	// Until the replacement settles (Settle) both stay held: scale-down
+	// would otherwise find a new node empty while the evicted pods wait
+	// for the scheduler, and remove it.
+	Draining time.Time
+	New      []string
 }
 
 // NodeState is a node of the new group as the iteration sees it: ready
@@ -101,7 +108,16 @@ func (s State) Failed(now time.Time, base, maxWait time.Duration) State {
 	return s
 }
 
-// Done is s after a replacement's old nodes went to their drains.
+// Drain is s once f's old nodes went to their drains at now, onto the new
+// nodes.
+func (s State) Drain(now time.Time, newNodes []string) State {
+	f := *s.InFlight
+	f.Draining, f.New = now, slices.Clone(newNodes)
+	s.InFlight, s.Failures = &f, 0
+	return s
+}
+
+// Done is s after a replacement settled: nothing is held any more.
 func (s State) Done() State {
 	s.InFlight, s.Failures = nil, 0
 	return s
@@ -115,13 +131,19 @@ func (f *InFlight) Protected(groupNodes []string) map[string]bool {
 	if f == nil {
 		return out
 	}
+	for _, o := range f.Old {
+		out[o.Node] = true
+	}
+	if !f.Draining.IsZero() {
+		for _, n := range f.New {
+			out[n] = true
+		}
+		return out
+	}
 	for _, n := range groupNodes {
 		if !slices.Contains(f.Before, n) {
 			out[n] = true
 		}
-	}
-	for _, o := range f.Old {
-		out[o.Node] = true
 	}
 	return out
 }

@@ -57,14 +57,14 @@ func halfFullBigNodes(t *testing.T, ns string) *testenv.PDBWatcher {
 var consolidationFlags = append([]string{"--consolidation-replace"}, scaleDownFlags...)
 
 func TestConsolidationReplacesHalfFullNodesByCheaperOnes(t *testing.T) {
-	t.Skip("known gap: the replacement's new node is protected from scale-down only until the old node goes to its drain; " +
-		"the evicted pods are briefly Pending, a scale-up runs for them and scale-down removes the new node as empty before they land on it")
 	parallel(t)
 	deleteNodesOnCleanup(t, "cons-")
 	ns := newNamespace(t)
 	groups := consolidationGroups("cons", "")
 	preloadNodes(t, groups)
 	watcher := halfFullBigNodes(t, ns)
+	drains := watchDrains(t)
+	pending := watchPending(t, ns)
 	tl := startTidal(t, append(consolidationFlags, "--local-node-groups="+writeGroups(t, groups))...)
 	poll(t, 150*time.Second, "the 8-CPU nodes replaced by 4-CPU ones", func(ctx context.Context) (bool, error) {
 		big, err := groupNodes(t, ctx, "cons-big")
@@ -74,6 +74,10 @@ func TestConsolidationReplacesHalfFullNodesByCheaperOnes(t *testing.T) {
 		small, err := groupNodes(t, ctx, "cons-small")
 		return len(big) == 0 && len(small) == 2, err
 	})
+	if bad := drains.drainsBeforeReady("cons-big", "cons-small", 0); len(bad) > 0 {
+		t.Fatalf("drains began before their new nodes were Ready: %v (timeline: %v)", bad, drains)
+	}
+	t.Logf("nodes: %v; at most %d pod(s) pending at once", drains, pending.Peak())
 	small, _ := groupNodes(t, context.Background(), "cons-small")
 	names := map[string]bool{}
 	for _, n := range small {
