@@ -105,6 +105,10 @@ func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Ite
 		return nil, err
 	}
 	sd.plan, sd.reused = plan, reused
+	if len(plan.Unreserved) > 0 && !reused {
+		klog.FromContext(ctx).V(2).Info("Pods of nodes being drained fit on no node that stays; the scheduler leaves them pending",
+			"pods", len(plan.Unreserved), "first", klog.KObj(plan.Unreserved[0]))
+	}
 	return plan, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -60,7 +59,9 @@ type Input struct {
 	Checker    *simulator.Checker
 	Candidates []Candidate
 	Groups     map[string]GroupSize
-	// Deleting are nodes being removed already: no pod may move there.
+	// Deleting are nodes being removed already: no pod may move there,
+	// and the pods their drains have yet to evict take their room on the
+	// nodes that stay before any candidate does.
 	Deleting []string
 	PDBs     []*policyv1.PodDisruptionBudget
 	Owners   Owners
@@ -89,6 +90,10 @@ type Input struct {
 type Plan struct {
 	Unneeded    []Unneeded
 	Unremovable []Unremovable
+	// Reserved counts the pods of the nodes being drained whose room the
+	// plan kept; Unreserved are those that fit on no node that stays.
+	Reserved   int
+	Unreserved []*corev1.Pod
 	// reads is what the plan read besides the input's plain fields.
 	reads reads
 	// arriving are the UIDs of the input's arriving pods the plan
@@ -141,18 +146,22 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
-	for _, name := range slices.Sorted(slices.Values(in.Deleting)) {
-		if snap.NodeInfo(name) != nil {
-			if err := snap.RemoveNode(name); err != nil {
-				return nil, err
-			}
-		}
+	draining, err := takeDeleting(snap, in.Deleting, in.Now)
+	if err != nil {
+		return nil, err
 	}
 	p := newPlanner(in, keys)
 	if err := p.pictureArriving(); err != nil {
 		return nil, err
 	}
-	if err := p.considerAll(ctx, p.order()); err != nil {
+	// Candidates are judged by what runs on them; the room the drains
+	// under way need is taken after, and a reserved pod put on a candidate
+	// moves again if that candidate goes.
+	ordered := p.order()
+	if err := p.reserve(ctx, draining); err != nil {
+		return nil, err
+	}
+	if err := p.considerAll(ctx, ordered); err != nil {
 		return nil, err
 	}
 	if keys != nil {
