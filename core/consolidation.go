@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/consolidate"
+	"github.com/tidal-autoscaler/tidal/core/nodeschedule"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
@@ -199,7 +200,7 @@ func (d *Decider) consolidationInput(o *observation, removing act.Removing) cons
 		Rules: scaledown.RuleOptions{SkipNodesWithSystemPods: sd.SkipNodesWithSystemPods, SkipNodesWithLocalStorage: sd.SkipNodesWithLocalStorage,
 			SkipNodesWithCustomControllerPods: sd.SkipNodesWithCustomControllerPods},
 		Min:      consolidate.MinSaving{Fraction: c.MinSavingFraction, PerHour: c.MinSavingPerHour},
-		MaxNodes: c.MaxNodes, Budget: disruptionsLeft(o, c, removing), Now: o.now}
+		MaxNodes: c.MaxNodes, Budget: disruptionsLeft(o, c, d.sched.activeBudgets(), removing), Now: o.now}
 	pricing, _ := d.cloud.Pricing()
 	for _, g := range o.groups {
 		if g.problem != "" {
@@ -248,17 +249,19 @@ func (d *Decider) replaceable(o *observation, plan *scaledown.Plan) []consolidat
 
 // disruptionsLeft is what the disruption budgets allow now: each group's
 // (its own, or the default) of its target size, the cluster's of its nodes,
-// less the removals under way.
-func disruptionsLeft(o *observation, c ConsolidationOptions, removing act.Removing) scaledown.Disruptions {
+// each the tightest of the flag's and those of the windows open now
+// (active), less the removals under way.
+func disruptionsLeft(o *observation, c ConsolidationOptions, active nodeschedule.ActiveBudgets, removing act.Removing) scaledown.Disruptions {
 	allowed := map[string]int{}
 	for _, g := range o.groups {
 		b, own := c.GroupBudgets[g.group.Id()]
 		if !own {
 			b = c.GroupBudget
 		}
-		allowed[g.group.Id()] = b.Allowed(g.target)
+		allowed[g.group.Id()] = scaledown.Tightest(g.target, append([]scaledown.DisruptionBudget{b}, active.Groups[g.group.Id()]...)...)
 	}
-	return scaledown.DisruptionsLeft(allowed, c.Budget.Allowed(len(o.nodes)), removing.PerGroup)
+	cluster := scaledown.Tightest(len(o.nodes), append([]scaledown.DisruptionBudget{c.Budget}, active.Cluster...)...)
+	return scaledown.DisruptionsLeft(allowed, cluster, removing.PerGroup)
 }
 
 // consolidating are the nodes the replacement in flight holds: its new

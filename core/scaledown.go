@@ -56,7 +56,7 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, d.actuator.Removing().Nodes))
 	d.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: d.mem.unneeded})
 	rin := removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts)
-	left := disruptionsLeft(o, d.opts.Consolidation, d.actuator.Removing())
+	left := disruptionsLeft(o, d.opts.Consolidation, d.sched.activeBudgets(), d.actuator.Removing())
 	rin.Disruptions = &left
 	decision := scaledown.Removals(rin)
 	sd.cooldown = decision.Waiting

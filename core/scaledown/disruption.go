@@ -39,6 +39,19 @@ func (b DisruptionBudget) Allowed(total int) int {
 	return int(math.Ceil(float64(total) * float64(b.Nodes) / 100))
 }
 
+// Tightest is the fewest nodes of total any of the budgets set lets be
+// disrupted at once (-1: none is set): where budgets overlap, the most
+// restrictive holds, as in Karpenter.
+func Tightest(total int, budgets ...DisruptionBudget) int {
+	out := -1
+	for _, b := range budgets {
+		if a := b.Allowed(total); a >= 0 && (out < 0 || a < out) {
+			out = a
+		}
+	}
+	return out
+}
+
 func (b DisruptionBudget) String() string {
 	if b.Percent {
 		return strconv.Itoa(b.Nodes) + "%"

@@ -59,3 +59,40 @@ func TestDrainsUnderWayKeepTheirRoom(t *testing.T) {
 		})
 	}
 }
+
+// TestTightestBudget: where budgets overlap (the flag's and the open
+// windows'), the one allowing fewest nodes holds; an unset one holds
+// nothing back.
+func TestTightestBudget(t *testing.T) {
+	parse := func(s string) DisruptionBudget {
+		if s == "" {
+			return DisruptionBudget{}
+		}
+		b, err := ParseDisruptionBudget(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		budgets []string
+		total   int
+		want    int
+	}{
+		{nil, 10, -1},
+		{[]string{""}, 10, -1},
+		{[]string{"", "3"}, 10, 3},
+		{[]string{"50%", "3"}, 10, 3},
+		{[]string{"50%", "3"}, 4, 2},
+		{[]string{"10%"}, 11, 2}, // rounded up
+		{[]string{"5", "0", "20%"}, 10, 0},
+	} {
+		var bs []DisruptionBudget
+		for _, s := range tc.budgets {
+			bs = append(bs, parse(s))
+		}
+		if got := Tightest(tc.total, bs...); got != tc.want {
+			t.Errorf("Tightest(%d, %q) = %d, want %d", tc.total, tc.budgets, got, tc.want)
+		}
+	}
+}
