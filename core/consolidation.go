@@ -25,6 +25,20 @@ type consolidationReport struct {
 	progress *consolidate.Progress
 	// settling is what a draining replacement still waits for.
 	settling string
+	// inFlight is the replacement under way when the step ended (a copy),
+	// budgetWindows the disruption budget windows open.
+	inFlight      *consolidate.InFlight
+	budgetWindows []string
+}
+
+// endStep copies into cr what the status shows of the state when the
+// step ends.
+func (d *Decider) endStep(cr *consolidationReport) {
+	if f := d.mem.consolidation.InFlight; f != nil {
+		c := *f
+		cr.inFlight = &c
+	}
+	cr.budgetWindows = d.sched.activeBudgets().Names
 }
 
 // consolidate advances the replacement in flight, or proposes
@@ -37,6 +51,7 @@ func (d *Decider) consolidate(ctx context.Context, o *observation, report *Itera
 	}
 	cr := &consolidationReport{}
 	report.consolidation = cr
+	defer d.endStep(cr)
 	if d.mem.consolidation.InFlight != nil {
 		return d.advance(ctx, o, cr)
 	}

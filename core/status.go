@@ -43,6 +43,9 @@ type ClusterWideStatus struct {
 	Health    HealthStatus    `json:"health"`
 	ScaleUp   ScaleUpStatus   `json:"scaleUp"`
 	ScaleDown ScaleDownStatus `json:"scaleDown"`
+	// Consolidation is the replacements' (nil: --consolidation-replace
+	// is off).
+	Consolidation *ConsolidationStatus `json:"consolidation,omitempty"`
 }
 
 // ScaleDownStatus is what the last scale-down plan found: which nodes can
