@@ -108,6 +108,12 @@ func TestConsolidationReplacesHalfFullNodesByCheaperOnes(t *testing.T) {
 	if err != nil || found == 0 {
 		t.Fatalf("ConsolidationReplace events %v (%v), want one naming the new group and the saving", events, err)
 	}
+	// Both replacements settled: the status shows the step with nothing
+	// under way and nothing more to propose.
+	poll(t, 30*time.Second, "the status's consolidation with nothing under way", func(ctx context.Context) (bool, error) {
+		c := readStatus(t).ClusterWide.Consolidation
+		return c != nil && c.Status == "NoActivity" && c.Ongoing == nil && len(c.Proposed) == 0, nil
+	})
 }
 
 func TestConsolidationDrainsNothingWhenTheNewNodesNeverCome(t *testing.T) {
