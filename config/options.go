@@ -82,7 +82,9 @@ type Options struct {
 
 	ScaleUp   ScaleUpOptions
 	ScaleDown ScaleDownOptions
-	Taints    TaintOptions
+	// Consolidation are the replacement and disruption budget flags.
+	Consolidation ConsolidationOptions
+	Taints        TaintOptions
 
 	// AWS holds the options of --cloud-provider=aws.
 	AWS AWSOptions
@@ -115,6 +117,7 @@ func NewOptions() *Options {
 		MaxFailingTime:       15 * time.Minute,
 		ScaleUp:              DefaultScaleUpOptions(),
 		ScaleDown:            DefaultScaleDownOptions(),
+		Consolidation:        DefaultConsolidationOptions(),
 		Coexist:              DefaultCoexistOptions(),
 	}
 }
@@ -150,6 +153,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxFailingTime, "max-failing-time", o.MaxFailingTime, "/healthz fails when the leader's node loop has not completed a run without an error for this long.")
 	o.ScaleUp.AddFlags(fs)
 	o.ScaleDown.AddFlags(fs)
+	o.Consolidation.AddFlags(fs)
 	o.Taints.AddFlags(fs)
 	o.AWS.AddFlags(fs)
 	o.HPA.AddFlags(fs)
@@ -175,7 +179,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, positive("--scan-interval", o.ScanInterval), positive("--max-node-provision-time", o.MaxNodeProvisionTime),
 		positive("--max-node-startup-time", o.MaxNodeStartupTime), nonNegative("--max-node-lifetime", o.MaxNodeLifetime),
 		o.validateInactivity(), o.validateLeaderElection(), o.validateClient())
-	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate(),
+	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Consolidation.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate(),
 		o.Coexist.Validate())
 	// After Coexist.Validate, which parses Cluster Autoscaler's Lease.
 	errs = append(errs, o.applyDryRunNames())

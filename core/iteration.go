@@ -38,6 +38,8 @@ type Iteration struct {
 	unsupported int
 	schedules   *scheduleReport
 	scaleDown   *scaleDownReport
+	// consolidation is the replacements' step (nil: off or not reached).
+	consolidation *consolidationReport
 
 	// Done: whether a group grew, the groups that refused to, the nodes
 	// whose removal started (scaleDown.started), those being removed and

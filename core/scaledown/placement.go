@@ -110,9 +110,9 @@ func admitting(p *corev1.Pod, nodes []fwk.NodeInfo) []fwk.NodeInfo {
 	return out
 }
 
-// movedPod is the pod as the scheduler would see it after eviction: no
+// MovedPod is the pod as the scheduler would see it after eviction: no
 // node. The parsed terms and computed requests are kept.
-func movedPod(info *framework.PodInfo) *framework.PodInfo {
+func MovedPod(info *framework.PodInfo) *framework.PodInfo {
 	pod := *info.Pod
 	pod.Spec.NodeName = ""
 	c := *info
