@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/simulator/simtest"
 )
@@ -190,4 +192,87 @@ func TestIndexedPlacementIsTheWholeListsPlacement(t *testing.T) {
 		t.Fatalf("%d pods placed, %d left: the random clusters do not exercise the search", placedSome, leftSome)
 	}
 	t.Logf("%d pods placed, %d left, the same with the index", placedSome, leftSome)
+}
+
+// TestIndexListsTheNodesAKindOfPodIsAdmittedTo: which nodes a group looks
+// at, by its tolerations (the admitted default ones included), node
+// selector and required node affinity, in the order of the list.
+func TestIndexListsTheNodesAKindOfPodIsAdmittedTo(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 1))
+	node := func(name, zone string, taints ...corev1.Taint) fwk.NodeInfo {
+		n := testNode(name, "4", zone)
+		n.Spec.Taints = taints
+		ni := framework.NewNodeInfo()
+		ni.SetNode(n)
+		return ni
+	}
+	nodes := []fwk.NodeInfo{
+		node("plain-b", "zone-b"),
+		node("dedicated", "zone-a", indexTaints[0]),
+		node("unreachable", "zone-a", indexTaints[2]),
+		node("not-ready", "zone-a", indexTaints[3]),
+		node("spot", "zone-c", indexTaints[4]),
+		node("plain-a", "zone-a"),
+	}
+	pod := func(edit func(*corev1.Pod)) *corev1.Pod {
+		p := testPod("web", "1")
+		edit(p)
+		simtest.Admit(p, r)
+		return p
+	}
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		want []string
+	}{
+		{"admitted, no constraint: the unreachable taint is tolerated by default, PreferNoSchedule filters nothing",
+			pod(func(*corev1.Pod) {}), []string{"plain-b", "unreachable", "spot", "plain-a"}},
+		{"tolerating dedicated", pod(func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+		}), []string{"plain-b", "dedicated", "unreachable", "spot", "plain-a"}},
+		{"zone selector", pod(func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: "zone-a"} }),
+			[]string{"unreachable", "plain-a"}},
+		{"required affinity, not in zone-a", pod(func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"zone-a"}}}}}}}}
+		}), []string{"plain-b", "spot"}},
+	}
+	ix := NewNodeIndex(nodes)
+	for _, tc := range cases {
+		var got []string
+		for _, ni := range ix.kind(tc.pod).nodes {
+			got = append(got, ni.Node().Name)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: looks at %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if len(ix.kinds) != len(cases) {
+		t.Errorf("%d kinds listed for %d kinds of pod", len(ix.kinds), len(cases))
+	}
+}
+
+// TestBlockRoom: a block is passed over only when even its roomiest node
+// lacks what the pre-check asks for.
+func TestBlockRoom(t *testing.T) {
+	gi := int64(1 << 30)
+	cases := []struct {
+		name string
+		room room
+		req  framework.Resource
+		want bool
+	}{
+		{"exactly enough", room{1000, gi, 1}, framework.Resource{MilliCPU: 1000, Memory: gi}, true},
+		{"a millicore short", room{999, gi, 1}, framework.Resource{MilliCPU: 1000, Memory: gi}, false},
+		{"a byte short", room{1000, gi - 1, 1}, framework.Resource{MilliCPU: 1000, Memory: gi}, false},
+		{"no pod slot", room{1000, gi, 0}, framework.Resource{MilliCPU: 1, Memory: 1}, false},
+		{"nothing requested, no cpu left", room{0, 0, 1}, framework.Resource{}, true},
+		{"over-committed node, nothing requested", room{-500, -1, 1}, framework.Resource{}, true},
+	}
+	for _, tc := range cases {
+		if got := tc.room.admits(&tc.req); got != tc.want {
+			t.Errorf("%s: admits %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
