@@ -260,7 +260,9 @@ type pending struct {
 // returns what is left.
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	c := d.in.Checker
-	nodes := d.readyNodes()
+	// Each group looks only at the nodes it can fit on (same answers as
+	// the whole list, see simulator.NodeIndex).
+	nodes := simulator.NewNodeIndex(d.readyNodes())
 	var remaining []pending
 	for i, g := range d.in.Pending {
 		if i > 0 && passed(d.filterDeadline) {
@@ -273,7 +275,7 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 		if err != nil {
 			return nil, err
 		}
-		placed, unplaced, err := c.PlaceGroup(ctx, gc, g.Pods, nodes)
+		placed, unplaced, err := c.PlaceGroupIndexed(ctx, gc, g.Pods, nodes)
 		if err != nil {
 			return nil, err
 		}
