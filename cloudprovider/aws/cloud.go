@@ -72,7 +72,7 @@ type Config struct {
 	// read again; default DefaultSpotPriceTTL.
 	SpotPriceTTL time.Duration
 	// LaunchTemplateTTL is how long $Latest and $Default launch template
-	// versions are cached; default 10m.
+	// versions, and SSM parameters of image ids, are cached; default 10m.
 	LaunchTemplateTTL time.Duration
 	// OperationTimeout bounds one AWS call, retries included; default 2m.
 	OperationTimeout time.Duration
@@ -86,6 +86,11 @@ type Config struct {
 	// the last increase; default 15m (--max-node-provision-time), after
 	// which the node loop gives up on them anyway.
 	LaunchWatchTimeout time.Duration
+	// CompareImages marks instances drifted whose AMI is not the one
+	// their group launches now (--replace-drifted-nodes): it reads the
+	// instances (ec2:DescribeInstances) and the SSM parameters of
+	// resolve:ssm: image ids (ssm:GetParameter).
+	CompareImages bool
 }
 
 // Validate checks a configuration built from flags; the errors name the
@@ -155,6 +160,11 @@ type Cloud struct {
 	types instanceTypeCache
 	lts   launchTemplateCache
 	spot  spotPrices
+	// params are the SSM parameters of resolve:ssm: image ids.
+	params parameterCache
+	// imageErr is the last AMI read error reported ("" after a read
+	// succeeded), to report each once; guarded by refreshMu.
+	imageErr string
 	// spotLogged is the last spot price error logged by instance type
 	// ("" after a read succeeded), to log each once; guarded by mu.
 	spotLogged map[string]string
@@ -221,6 +231,7 @@ func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, 
 		watches: map[string]*launchWatch{},
 	}
 	c.lts.ttl = cfg.LaunchTemplateTTL
+	c.params.ttl = cfg.LaunchTemplateTTL
 	c.spot.ttl = cfg.SpotPriceTTL
 	c.spotLogged = map[string]string{}
 	for _, o := range opts {

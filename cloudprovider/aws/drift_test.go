@@ -73,3 +73,33 @@ func TestDriftedAfterANewLaunchTemplateVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestImageDrift(t *testing.T) {
+	g := &astypes.AutoScalingGroup{Instances: []astypes.Instance{
+		{InstanceId: aws.String("i-old"), LifecycleState: astypes.LifecycleStateInService},
+		{InstanceId: aws.String("i-new"), LifecycleState: astypes.LifecycleStateInService},
+		{InstanceId: aws.String("i-unread"), LifecycleState: astypes.LifecycleStateInService},
+		{InstanceId: aws.String("i-pending"), LifecycleState: astypes.LifecycleStatePending},
+	}}
+	have := map[string]string{"i-old": "ami-1", "i-new": "ami-2", "i-pending": "ami-1"}
+	for _, tc := range []struct {
+		name, want string
+		drifted    map[string]string
+	}{
+		{"the group launches another AMI", "ami-2", map[string]string{"i-old": "ami ami-1, the group launches ami-2"}},
+		{"the group's AMI is not known", "", map[string]string{}},
+		{"all launched from the group's AMI but one", "ami-1", map[string]string{"i-new": "ami ami-2, the group launches ami-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := imageDrift(g, have, tc.want)
+			if len(got) != len(tc.drifted) {
+				t.Fatalf("drift %v, want %v", got, tc.drifted)
+			}
+			for id, why := range tc.drifted {
+				if got[id] != why {
+					t.Errorf("drift of %s = %q, want %q", id, got[id], why)
+				}
+			}
+		})
+	}
+}

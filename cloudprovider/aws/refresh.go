@@ -101,6 +101,9 @@ func (c *Cloud) refresh(ctx context.Context) error {
 		results[name].drift = driftOf(&g, c.lts.launchedVersion(ctx, c.api, &g, start), allowedTypes(&g, spec))
 		typeNames = append(typeNames, spec.InstanceType)
 	}
+	if c.cfg.CompareImages {
+		c.reportImageDrift(c.addImageDrift(ctx, results, start))
+	}
 	typeErrs := c.types.ensure(ctx, c.api.EC2, typeNames)
 	for _, name := range names {
 		d := results[name]
