@@ -103,3 +103,61 @@ func TestImageDrift(t *testing.T) {
 		})
 	}
 }
+
+// Against the emulator: a launch template whose image id is an SSM
+// parameter; when the parameter moves to a new AMI, the instances are
+// drifted; when the parameter cannot be read, none is.
+func TestDriftedAfterTheSSMParameterMoves(t *testing.T) {
+	e := newEnv(t)
+	const param, oldAMI, newAMI = "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/standard/recommended/image_id", "ami-0aaaaaaaaaaaaaaa1", "ami-0bbbbbbbbbbbbbbb2"
+	e.srv.SetParameter(param, oldAMI)
+	if _, err := e.srv.AddLaunchTemplateVersion(e.ltID, awstest.LaunchTemplateData{InstanceType: "m5.xlarge", ImageID: "resolve:ssm:" + param, RootVolumeGiB: 80}); err != nil {
+		t.Fatal(err)
+	}
+	e.group("workers", 0, 5, 2, discoveredTags(nil))
+	events := &eventLog{}
+	c := e.cloud(Config{AutoDiscovery: discovery(), CompareImages: true}, events)
+	if d := c.Drifted(); len(d) != 0 {
+		t.Fatalf("drifted %v before the parameter moved\n%s", d, e.log)
+	}
+	if n := len(e.srv.RequestsOf("DescribeInstances")); n != 1 {
+		t.Errorf("%d DescribeInstances calls for one refresh, want 1", n)
+	}
+
+	e.srv.SetParameter(param, newAMI)
+	// A role without ssm:GetParameter: not retried, one call fails.
+	e.srv.FailRequests("GetParameter", 1, awstest.APIError{HTTPStatus: 400, Code: "AccessDeniedException", Message: "not authorized to perform: ssm:GetParameter"})
+	e.clock.Step(11 * time.Minute) // past the parameter cache and the refresh interval
+	if err := c.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Drifted(); len(d) != 0 {
+		t.Fatalf("drifted %v while the parameter cannot be read\n%s", d, e.log)
+	}
+	if !strings.Contains(e.log.String(), "Could not read AMIs") {
+		t.Errorf("no log of the failed read:\n%s", e.log)
+	}
+	reported := 0
+	for _, ev := range events.all() {
+		if ev.reason == EventReasonImageUnknown {
+			reported++
+		}
+	}
+	if reported != 1 {
+		t.Errorf("%d %s events, want 1: %v", reported, EventReasonImageUnknown, events.all())
+	}
+
+	e.clock.Step(11 * time.Minute)
+	if err := c.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := c.Drifted()
+	if len(d) != 2 {
+		t.Fatalf("drifted %v, want both instances\n%s", d, e.log)
+	}
+	for id, why := range d {
+		if want := "ami " + oldAMI + ", the group launches " + newAMI; why != want {
+			t.Errorf("drifted %s: %q, want %q", id, why, want)
+		}
+	}
+}

@@ -109,7 +109,10 @@ type Instance struct {
 	// LaunchTemplateVersion is the version of the group's launch template
 	// it was launched from, as a number ("" without a launch template).
 	LaunchTemplateVersion string
-	PrivateDNSName        string
+	// ImageID is the AMI it was launched from: its launch template's,
+	// an SSM parameter's value for resolve:ssm:<name>, as of the launch.
+	ImageID        string
+	PrivateDNSName string
 	LifecycleState        string
 	HealthStatus          string
 	LaunchTime            time.Time

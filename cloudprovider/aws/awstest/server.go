@@ -126,6 +126,8 @@ type Server struct {
 	requests        []Request
 	faults          []*requestFault
 	queues          map[string]*sqsQueue
+	// parameters are the SSM parameters, by name.
+	parameters map[string]string
 	onInService     Hook
 	onTerminated    Hook
 	seq             uint64
@@ -531,6 +533,7 @@ func (s *Server) launchLocked(g *group, now time.Time) *Instance {
 		Zone:                  zone,
 		InstanceType:          s.instanceTypeLocked(g),
 		LaunchTemplateVersion: s.launchedVersionLocked(g),
+		ImageID:               s.imageLocked(g),
 		PrivateDNSName:        fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", (n>>16)&0xff, (n>>8)&0xff, n&0xff),
 		LifecycleState:        StatePending,
 		HealthStatus:          "Healthy",
@@ -657,6 +660,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json-1.1") {
+		s.serveSSM(w, r, body)
+		return
+	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json-1.0") {
 		s.serveJSON(w, r, body)
 		return
@@ -738,6 +745,8 @@ func (s *Server) handler(action string) (h handlerFunc, service, version string)
 		return s.describeLaunchTemplateVersions, "ec2", ec2Version
 	case "DescribeSpotPriceHistory":
 		return s.describeSpotPriceHistory, "ec2", ec2Version
+	case "DescribeInstances":
+		return s.describeInstances, "ec2", ec2Version
 	}
 	return nil, "", ""
 }
