@@ -18,8 +18,8 @@ type xmlEC2Instance struct {
 }
 
 type xmlReservation struct {
-	ReservationID string        `xml:"reservationId"`
-	OwnerID       string        `xml:"ownerId"`
+	ReservationID string           `xml:"reservationId"`
+	OwnerID       string           `xml:"ownerId"`
 	Instances     []xmlEC2Instance `xml:"instancesSet>item"`
 }
 
@@ -83,10 +83,7 @@ func (s *Server) describeInstances(w http.ResponseWriter, params url.Values) *AP
 // image id, resolved from the SSM parameter for resolve:ssm:<name> ("" when
 // the parameter does not exist: the launch would fail on AWS).
 func (s *Server) imageLocked(g *group) string {
-	ref := g.spec.LaunchTemplate
-	if p := g.spec.MixedInstancesPolicy; p != nil {
-		ref = &p.LaunchTemplate
-	}
+	ref := g.launchTemplate()
 	if ref == nil {
 		if lc, ok := s.launchConfigs[g.spec.LaunchConfigurationName]; ok {
 			return lc.ImageID

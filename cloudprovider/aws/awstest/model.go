@@ -113,11 +113,11 @@ type Instance struct {
 	// an SSM parameter's value for resolve:ssm:<name>, as of the launch.
 	ImageID        string
 	PrivateDNSName string
-	LifecycleState        string
-	HealthStatus          string
-	LaunchTime            time.Time
-	readyAt               time.Time
-	terminateAt           time.Time
+	LifecycleState string
+	HealthStatus   string
+	LaunchTime     time.Time
+	readyAt        time.Time
+	terminateAt    time.Time
 }
 
 // ProviderID is the id the instance's Node carries: aws:///<zone>/<id>.

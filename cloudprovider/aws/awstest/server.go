@@ -127,12 +127,12 @@ type Server struct {
 	faults          []*requestFault
 	queues          map[string]*sqsQueue
 	// parameters are the SSM parameters, by name.
-	parameters map[string]string
-	onInService     Hook
-	onTerminated    Hook
-	seq             uint64
-	idBase          uint64
-	ltSeq           int
+	parameters   map[string]string
+	onInService  Hook
+	onTerminated Hook
+	seq          uint64
+	idBase       uint64
+	ltSeq        int
 }
 
 // Option configures a Server.
@@ -584,10 +584,7 @@ func (s *Server) instanceTypeLocked(g *group) string {
 // launchedVersionLocked is the number of the launch template version the
 // group launches now, "" without a launch template.
 func (s *Server) launchedVersionLocked(g *group) string {
-	ref := g.spec.LaunchTemplate
-	if p := g.spec.MixedInstancesPolicy; p != nil {
-		ref = &p.LaunchTemplate
-	}
+	ref := g.launchTemplate()
 	if ref == nil {
 		return ""
 	}
@@ -827,4 +824,13 @@ func (s *Server) verifySignature(r *http.Request, body []byte) (credentialScope,
 		return scope, fmt.Errorf("the request signature we calculated does not match the signature you provided")
 	}
 	return scope, nil
+}
+
+// launchTemplate is the launch template the group launches from, nil with
+// a launch configuration.
+func (g *group) launchTemplate() *LaunchTemplateRef {
+	if p := g.spec.MixedInstancesPolicy; p != nil {
+		return &p.LaunchTemplate
+	}
+	return g.spec.LaunchTemplate
 }
