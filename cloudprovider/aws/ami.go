@@ -91,12 +91,22 @@ func (c *Cloud) launchedImage(ctx context.Context, g *astypes.AutoScalingGroup, 
 	return image, nil
 }
 
-// instanceImages reads the AMI of instances, 100 ids per DescribeInstances
-// call, following NextToken.
+// instanceImages is the AMI of instances. An instance's AMI never
+// changes: only instances not read before are read, 100 ids per
+// DescribeInstances call, following NextToken; instances no longer asked
+// for are forgotten. Called under refreshMu.
 func (c *Cloud) instanceImages(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
-	for start := 0; start < len(ids); start += idsPerDescribeInstances {
-		batch := ids[start:min(start+idsPerDescribeInstances, len(ids))]
+	var unread []string
+	for _, id := range ids {
+		if ami, ok := c.images[id]; ok {
+			out[id] = ami
+		} else {
+			unread = append(unread, id)
+		}
+	}
+	for start := 0; start < len(unread); start += idsPerDescribeInstances {
+		batch := unread[start:min(start+idsPerDescribeInstances, len(unread))]
 		pages := ec2.NewDescribeInstancesPaginator(c.api.EC2, &ec2.DescribeInstancesInput{InstanceIds: batch})
 		for pages.HasMorePages() {
 			page, err := pages.NextPage(ctx)
@@ -105,11 +115,14 @@ func (c *Cloud) instanceImages(ctx context.Context, ids []string) (map[string]st
 			}
 			for _, r := range page.Reservations {
 				for _, in := range r.Instances {
-					out[aws.ToString(in.InstanceId)] = aws.ToString(in.ImageId)
+					if ami := aws.ToString(in.ImageId); strings.HasPrefix(ami, "ami-") {
+						out[aws.ToString(in.InstanceId)] = ami
+					}
 				}
 			}
 		}
 	}
+	c.images = out
 	return out, nil
 }
 

@@ -162,6 +162,9 @@ type Cloud struct {
 	spot  spotPrices
 	// params are the SSM parameters of resolve:ssm: image ids.
 	params parameterCache
+	// images are the AMIs of instances read, by instance id; guarded by
+	// refreshMu.
+	images map[string]string
 	// imageErr is the last AMI read error reported ("" after a read
 	// succeeded), to report each once; guarded by refreshMu.
 	imageErr string

@@ -124,6 +124,15 @@ func TestDriftedAfterTheSSMParameterMoves(t *testing.T) {
 		t.Errorf("%d DescribeInstances calls for one refresh, want 1", n)
 	}
 
+	e.srv.ResetRequests()
+	e.clock.Step(time.Minute)
+	if err := c.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.srv.RequestsOf("DescribeInstances")); n != 0 {
+		t.Errorf("%d DescribeInstances calls for instances whose AMI was read, want 0 (an AMI never changes)", n)
+	}
+
 	e.srv.SetParameter(param, newAMI)
 	// A role without ssm:GetParameter: not retried, one call fails.
 	e.srv.FailRequests("GetParameter", 1, awstest.APIError{HTTPStatus: 400, Code: "AccessDeniedException", Message: "not authorized to perform: ssm:GetParameter"})
