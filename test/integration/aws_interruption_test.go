@@ -364,6 +364,45 @@ func TestAWSDriftedNodesReplacedOneAtATime(t *testing.T) {
 	}
 }
 
+// TestAWSNodesReplacedWhenTheirAMIParameterMoves: the SSM parameter of the
+// launch template's image id moves to a new AMI, the version staying the
+// same; while the parameter cannot be read nothing is done, then both
+// nodes are replaced, one after the other, new capacity Ready first.
+func TestAWSNodesReplacedWhenTheirAMIParameterMoves(t *testing.T) {
+	parallel(t)
+	e := startInterruptionEnv(t)
+	originals, err := e.nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv.SetParameter(e.imageParam, "ami-0fedcba9876543210")
+	// A role without ssm:GetParameter at first (not retried): three
+	// refreshes read no AMI the group launches.
+	const failures = 3
+	e.srv.FailRequests("GetParameter", failures, awstest.APIError{HTTPStatus: 400, Code: "AccessDeniedException",
+		Message: "not authorized to perform: ssm:GetParameter"})
+	renewed(t, e, originals, interrupt.Drifted, 2, "--replace-drifted-nodes")
+	var firstRead time.Time
+	failed := 0
+	for _, r := range e.srv.RequestsOf("GetParameter") {
+		if r.Error != "" {
+			failed++
+		} else if firstRead.IsZero() {
+			firstRead = r.Time
+		}
+	}
+	if failed != failures || firstRead.IsZero() {
+		t.Fatalf("%d GetParameter calls failed, want %d, then one that succeeded (at %v)", failed, failures, firstRead)
+	}
+	for _, action := range []string{"SetDesiredCapacity", "TerminateInstanceInAutoScalingGroup"} {
+		for _, r := range e.srv.RequestsOf(action) {
+			if r.Time.Before(firstRead) {
+				t.Errorf("%s %v at %v, before the AMI the group launches could be read (%v)", action, r.Params, r.Time, firstRead)
+			}
+		}
+	}
+}
+
 // renewed starts tidal with flags and checks that want of the original
 // nodes are replaced for kind, each marked only once a node that is not
 // an original is Ready and while no other node is marked, with no PDB
