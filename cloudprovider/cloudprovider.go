@@ -158,6 +158,30 @@ type PricingModel interface {
 	NodePrice(node *corev1.Node, start, end time.Time) (float64, error)
 }
 
+// GroupPricingModel is implemented by price models that price a group's
+// next node by the group, not only by the node's labels: a template node
+// made from a live node carries no providerID, and only the group knows
+// whether it launches spot or on-demand instances. It is not part of
+// Cluster Autoscaler's interface.
+type GroupPricingModel interface {
+	PricingModel
+	// NodeGroupPrice is the cost of running one new node of the group
+	// (template is its template node) from start to end. An error means
+	// the price is unknown, never that it is 0.
+	NodeGroupPrice(group string, template *corev1.Node, start, end time.Time) (float64, error)
+}
+
+// GroupNodePrice is the cost of running one new node of group from start
+// to end: the model's NodeGroupPrice when it has one, else NodePrice of
+// the template node. Consolidation and the price expander compare groups
+// with it; a group whose price is an error is never chosen for its price.
+func GroupNodePrice(m PricingModel, group string, template *corev1.Node, start, end time.Time) (float64, error) {
+	if g, ok := m.(GroupPricingModel); ok {
+		return g.NodeGroupPrice(group, template, start, end)
+	}
+	return m.NodePrice(template, start, end)
+}
+
 // NodeGroupAutoscalingOptions are the options a group may override.
 type NodeGroupAutoscalingOptions struct {
 	ScaleDownUtilizationThreshold    float64

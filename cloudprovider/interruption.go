@@ -70,7 +70,7 @@ type InterruptionNotifier interface {
 
 // DriftDetector is implemented by providers that know when a node no
 // longer matches what its group launches (AWS: another launch template or
-// version, an instance type the group no longer launches).
+// version, an instance type the group no longer launches, another AMI).
 type DriftDetector interface {
 	// Drifted says how each drifted node differs, by providerID.
 	Drifted() map[string]string

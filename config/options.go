@@ -82,7 +82,9 @@ type Options struct {
 
 	ScaleUp   ScaleUpOptions
 	ScaleDown ScaleDownOptions
-	Taints    TaintOptions
+	// Consolidation are the replacement and disruption budget flags.
+	Consolidation ConsolidationOptions
+	Taints        TaintOptions
 
 	// AWS holds the options of --cloud-provider=aws.
 	AWS AWSOptions
@@ -115,6 +117,7 @@ func NewOptions() *Options {
 		MaxFailingTime:       15 * time.Minute,
 		ScaleUp:              DefaultScaleUpOptions(),
 		ScaleDown:            DefaultScaleDownOptions(),
+		Consolidation:        DefaultConsolidationOptions(),
 		Coexist:              DefaultCoexistOptions(),
 	}
 }
@@ -144,12 +147,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ScanInterval, "scan-interval", o.ScanInterval, "How often the node loop runs when nothing triggers it earlier.")
 	fs.DurationVar(&o.MaxNodeProvisionTime, "max-node-provision-time", o.MaxNodeProvisionTime, "How long a requested node may take to register before the request is considered failed.")
 	fs.DurationVar(&o.MaxNodeLifetime, "max-node-lifetime", o.MaxNodeLifetime, "Replace nodes older than this (new capacity Ready first, then drained, one node per node group at a time); 0 never. A node group's own value: the ASG tag k8s.io/cluster-autoscaler/node-template/autoscaling-options/maxnodelifetime.")
-	fs.BoolVar(&o.ReplaceDriftedNodes, "replace-drifted-nodes", o.ReplaceDriftedNodes, "Replace nodes that no longer match what their node group launches (AWS: another launch template or version, an instance type the group no longer launches): new capacity Ready first, then drained, one node per node group at a time.")
+	fs.BoolVar(&o.ReplaceDriftedNodes, "replace-drifted-nodes", o.ReplaceDriftedNodes, "Replace nodes that no longer match what their node group launches (AWS: another launch template or version, an instance type the group no longer launches, another AMI): new capacity Ready first, then drained, one node per node group at a time.")
 	fs.DurationVar(&o.MaxNodeStartupTime, "max-node-startup-time", o.MaxNodeStartupTime, "How long a registered node may take to become Ready: an unready node younger than this is starting, an older one counts as unready (--max-total-unready-percentage, --ok-total-unready-count).")
 	fs.DurationVar(&o.MaxInactivity, "max-inactivity", o.MaxInactivity, "/healthz fails when the leader's node loop has not completed a run for this long.")
 	fs.DurationVar(&o.MaxFailingTime, "max-failing-time", o.MaxFailingTime, "/healthz fails when the leader's node loop has not completed a run without an error for this long.")
 	o.ScaleUp.AddFlags(fs)
 	o.ScaleDown.AddFlags(fs)
+	o.Consolidation.AddFlags(fs)
 	o.Taints.AddFlags(fs)
 	o.AWS.AddFlags(fs)
 	o.HPA.AddFlags(fs)
@@ -175,7 +179,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, positive("--scan-interval", o.ScanInterval), positive("--max-node-provision-time", o.MaxNodeProvisionTime),
 		positive("--max-node-startup-time", o.MaxNodeStartupTime), nonNegative("--max-node-lifetime", o.MaxNodeLifetime),
 		o.validateInactivity(), o.validateLeaderElection(), o.validateClient())
-	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate(),
+	errs = append(errs, o.ScaleUp.Validate(), o.ScaleDown.Validate(), o.Consolidation.Validate(), o.Taints.Validate(), o.AWS.Validate(o.CloudProvider), o.HPA.Validate(),
 		o.Coexist.Validate())
 	// After Coexist.Validate, which parses Cluster Autoscaler's Lease.
 	errs = append(errs, o.applyDryRunNames())

@@ -182,6 +182,9 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 		obs.pending = append(obs.pending, d.withoutGone(ctx, gone)...)
 	}
 	report := &Iteration{limits: limitsOf(d.opts)}
+	// renewed are the nodes past their lifetime or drifted marked in this
+	// iteration.
+	var renewed map[string]bool
 	health := d.updateClusterState(ctx, obs, report)
 	// Pods nominated to nodes that cannot take them and are not coming
 	// wait for a node like the other pending pods, from this decision on.
@@ -195,6 +198,7 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 			report.groups[g.ID] = g
 		}
 		report.removing = d.actuator.Removing().Nodes
+		report.replacing = replacingOf(obs.groupOfNode, marks, expired, renewed)
 		report.unneededSince = d.mem.unneeded
 		d.actuator.End(err == nil, obs.targets())
 		it = report
@@ -212,7 +216,7 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 		return report, err
 	}
 	d.replacementReady(obs, report.plan, marks)
-	d.renew(ctx, obs, report.plan, expired)
+	renewed = d.renew(ctx, obs, report.plan, expired)
 	return report, d.scaleDown(ctx, obs, report)
 }
 

@@ -23,7 +23,9 @@ type Decisions struct {
 	HealthReason string             `json:"healthReason,omitempty"`
 	ScaleUp      ScaleUpDecisions   `json:"scaleUp"`
 	ScaleDown    ScaleDownDecisions `json:"scaleDown"`
-	NodeGroups   []NodeGroupState   `json:"nodeGroups"`
+	// Replacing are the nodes being replaced, and why.
+	Replacing  []ReplacingEntry `json:"replacing,omitempty"`
+	NodeGroups []NodeGroupState `json:"nodeGroups"`
 	// NodeGroupOfNode maps the name of each node of a node group to it.
 	NodeGroupOfNode map[string]string `json:"nodeGroupOfNode"`
 }
@@ -149,6 +151,7 @@ func DecisionsOf(r *Iteration) *Decisions {
 	}
 	d.ScaleUp = scaleUpDecisions(r)
 	d.ScaleDown = scaleDownDecisions(r)
+	d.Replacing = replacingEntries(r.replacing)
 	for _, g := range o.nodeGroups {
 		st := groupStatus(g, r.group(g.id))
 		d.NodeGroups = append(d.NodeGroups, NodeGroupState{Name: st.Name, Min: st.MinSize, Max: st.MaxSize, Target: st.Target,

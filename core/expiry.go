@@ -55,10 +55,11 @@ func (d *Decider) expiries(o *observation, gone []string) []renewal {
 // renew starts replacing the expired nodes whose pods, pictured without
 // them, the scale-up plan found room for on ready nodes: new capacity is
 // Ready first, then the node is marked, drained and deleted. The others
-// wait for the nodes the plan asked for.
-func (d *Decider) renew(ctx context.Context, o *observation, plan *scaleup.Plan, expired []renewal) {
+// wait for the nodes the plan asked for. It returns the nodes marked.
+func (d *Decider) renew(ctx context.Context, o *observation, plan *scaleup.Plan, expired []renewal) map[string]bool {
+	started := map[string]bool{}
 	if len(expired) == 0 {
-		return
+		return started
 	}
 	waiting := waitingFor(o, plan, d.opts.ExpendablePodsPriorityCutoff)
 	var reps []act.Replacement
@@ -71,6 +72,10 @@ func (d *Decider) renew(ctx context.Context, o *observation, plan *scaleup.Plan,
 			Pods: a.evict, DaemonSet: a.daemonSet, Kind: a.Mark.Kind}, Mark: a.Mark, Write: true})
 	}
 	if len(reps) > 0 {
-		d.actuator.Replace(ctx, d.lifetime, reps)
+		failed := d.actuator.Replace(ctx, d.lifetime, reps)
+		for _, r := range reps {
+			started[r.Name] = failed[r.Name] == nil
+		}
 	}
+	return started
 }

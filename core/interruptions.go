@@ -115,7 +115,41 @@ func (d *Decider) interrupt(ctx context.Context, o *observation) map[string]inte
 			gone[r.Name] = r.Mark
 		}
 	}
+	d.reclaim(ctx, o, gone)
 	return gone
+}
+
+// reclaim backs off the node groups the cloud reclaims spot instances of
+// (interrupt.Reclaimed), as after a launch that failed for want of
+// capacity, unless they are backed off already: scale-up then grows other
+// groups for the pods of the nodes taken away, and the reclaimed group
+// only for pods no other group can run (interrupt.LastResort).
+func (d *Decider) reclaim(ctx context.Context, o *observation, gone map[string]interrupt.Mark) {
+	marked := make([]interrupt.Action, 0, len(gone))
+	for n, m := range gone {
+		marked = append(marked, interrupt.Action{Node: n, Group: o.groupOfNode[n], Mark: m})
+	}
+	for _, r := range interrupt.Reclaimed(marked) {
+		if d.state.Group(r.Group).BackoffUntil.After(o.now) {
+			continue
+		}
+		d.state.BackOff(r.Group, o.now, &r.Info)
+		klog.FromContext(ctx).Info("Node group backed off: the cloud reclaims a spot instance of it; its nodes' pods go to other groups first",
+			"nodeGroup", r.Group, "reason", r.Info.ErrorMessage, "until", d.state.Group(r.Group).BackoffUntil)
+	}
+}
+
+// avoided are the node groups backed off only because the cloud reclaims
+// a spot instance of them.
+func (d *Decider) avoided(groups []scaleup.Group) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range groups {
+		v := d.state.Group(g.ID)
+		if g.Unavailable != "" && v.BackedOff && v.LastFailure != nil && v.LastFailure.ErrorCode == interrupt.SpotReclaimed {
+			out[g.ID] = true
+		}
+	}
+	return out
 }
 
 // waitingFor are the nodes left out of this iteration some of whose

@@ -38,12 +38,18 @@ type Iteration struct {
 	unsupported int
 	schedules   *scheduleReport
 	scaleDown   *scaleDownReport
+	// consolidation is the replacements' step (nil: off or not reached).
+	consolidation *consolidationReport
 
 	// Done: whether a group grew, the groups that refused to, the nodes
-	// whose removal started (scaleDown.started) and those being removed.
+	// whose removal started (scaleDown.started), those being removed and
+	// those being replaced.
 	scaledUp     bool
 	failedGroups []string
 	removing     []string
+	// replacing are the nodes being replaced (taken away by the cloud,
+	// expired, drifted), and why.
+	replacing []replacingNode
 
 	// The node loop's state when the iteration ended: the node groups as
 	// the cluster state sees them (backoff, upcoming nodes, last scale-up

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tidal-autoscaler/tidal/core/consolidate"
 	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
@@ -19,6 +20,8 @@ type memory struct {
 	// unneeded is since when each unneeded node has been so
 	// (scaledown.Track).
 	unneeded scaledown.Tracking
+	// consolidation is the replacement in flight and the backoff.
+	consolidation consolidate.State
 	// lastScaleUp starts --scale-down-delay-after-add.
 	lastScaleUp time.Time
 	// unfinished are the keys of the pod groups the last scale-up decision

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
 // Options are the node loop's settings, taken from flags.
@@ -68,6 +69,8 @@ type Options struct {
 	Taints clusterstate.Taints
 	// ScaleDown are the scale-down settings.
 	ScaleDown ScaleDownOptions
+	// Consolidation are the replacement and disruption budget settings.
+	Consolidation ConsolidationOptions
 
 	WriteStatusConfigMap   bool
 	StatusConfigMapName    string
@@ -127,4 +130,23 @@ type ScaleDownOptions struct {
 	DaemonSetEvictionForOccupiedNodes bool
 	DaemonSetEvictionForEmptyNodes    bool
 	CordonNodeBeforeTerminating       bool
+}
+
+// ConsolidationOptions are the settings of replacements (core/consolidate)
+// and of the disruption budgets removals and replacements share.
+type ConsolidationOptions struct {
+	// Replace turns replacements on (--consolidation-replace).
+	Replace bool
+	// MinSavingFraction and MinSavingPerHour: the least a replacement
+	// saves, as a share of the old nodes' cost and per hour.
+	MinSavingFraction, MinSavingPerHour float64
+	// MaxNodes bounds the nodes of one multi-node replacement.
+	MaxNodes int
+	// Backoff and MaxBackoff: the wait after a failed replacement,
+	// doubled per failure in a row.
+	Backoff, MaxBackoff time.Duration
+	// Budget is the cluster's disruption budget, GroupBudget each group's
+	// and GroupBudgets the groups' own, by group.
+	Budget, GroupBudget scaledown.DisruptionBudget
+	GroupBudgets        map[string]scaledown.DisruptionBudget
 }

@@ -51,6 +51,8 @@ func StatusOf(r *Iteration) Status {
 	}
 	s.ClusterWide.ScaleUp = scaleUpStatus(r)
 	s.ClusterWide.ScaleDown = scaleDownStatus(r)
+	s.ClusterWide.Replacing = replacingEntries(r.replacing)
+	s.ClusterWide.Consolidation = consolidationStatus(r)
 	for _, g := range o.nodeGroups {
 		st := groupStatus(g, r.group(g.id))
 		if r.schedules != nil {

@@ -55,7 +55,10 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	d.metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
 	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, d.actuator.Removing().Nodes))
 	d.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: d.mem.unneeded})
-	decision := scaledown.Removals(removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts))
+	rin := removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts)
+	left := disruptionsLeft(o, d.opts.Consolidation, d.sched.activeBudgets(), d.actuator.Removing())
+	rin.Disruptions = &left
+	decision := scaledown.Removals(rin)
 	sd.cooldown = decision.Waiting
 	cooling := 0.0
 	if sd.cooldown != "" {
@@ -75,7 +78,7 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	}
 	sd.started = d.actuator.Remove(d.lifetime, removals)
 	d.wake.scaleDownDue = decision.NextDue
-	return nil
+	return d.consolidate(ctx, o, report, plan, sd.started)
 }
 
 // planScaleDown is the plan of which candidates can go, made with the
@@ -84,7 +87,7 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 // existing nodes pictured where scale-up found room for them, so a node
 // the scheduler is about to fill is not taken for empty.
 func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Iteration, sd *scaleDownReport) (*scaledown.Plan, error) {
-	in := scaleDownInput(o, sd, d.actuator.Removing(), d.checker, d.opts, d.sched)
+	in := scaleDownInput(o, sd, d.actuator.Removing(), d.checker, d.opts, d.sched, d.consolidating(o))
 	sd.candidates = in.Candidates
 	if report.plan != nil {
 		in.Arriving = report.plan.OnExisting
@@ -102,6 +105,10 @@ func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Ite
 		return nil, err
 	}
 	sd.plan, sd.reused = plan, reused
+	if len(plan.Unreserved) > 0 && !reused {
+		klog.FromContext(ctx).V(2).Info("Pods of nodes being drained fit on no node that stays; the scheduler leaves them pending",
+			"pods", len(plan.Unreserved), "first", klog.KObj(plan.Unreserved[0]))
+	}
 	return plan, nil
 }
 
@@ -153,8 +160,10 @@ func taintedSince(plan *scaledown.Plan, nodes map[string]*corev1.Node) map[strin
 
 // scaleDownInput gathers the candidates: nodes of a node group (in the
 // checker's snapshot, within its range this iteration, sched) that no
-// annotation or removal in progress keeps; sd gets those kept.
-func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, checker *simulator.Checker, opts Options, sched *schedules) scaledown.Input {
+// annotation, removal in progress or replacement in flight (consolidating)
+// keeps; sd gets those kept.
+func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, checker *simulator.Checker, opts Options, sched *schedules,
+	consolidating map[string]bool) scaledown.Input {
 	deleting, perGroup := removing.Nodes, removing.PerGroup
 	busy := map[string]bool{}
 	for _, n := range deleting {
@@ -181,9 +190,12 @@ func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, 
 			continue
 		}
 		switch {
-		case n.Annotations[scaledown.ScaleDownDisabledAnnotation] == "true":
+		case disabled(n) != "":
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "ScaleDownDisabledAnnotation",
-				Detail: scaledown.ScaleDownDisabledAnnotation + "=true"})
+				Detail: disabled(n)})
+		case consolidating[n.Name]:
+			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "Consolidating",
+				Detail: "a replacement in flight holds it"})
 		case busy[n.Name] || act.HasTaint(n, scaledown.ToBeDeletedTaint):
 			sd.notEvenCandidates = append(sd.notEvenCandidates, scaledown.Unremovable{Node: n.Name, Reason: "CurrentlyBeingDeleted"})
 		case checker.Snapshot().NodeInfo(n.Name) != nil:
@@ -195,6 +207,12 @@ func scaleDownInput(o *observation, sd *scaleDownReport, removing act.Removing, 
 	}
 	in.PDBs = o.pdbs
 	return in
+}
+
+// disabled names the annotation that keeps n out of scale-down, or "".
+func disabled(n *corev1.Node) string {
+	why, _ := scaledown.Disabled(n)
+	return why
 }
 
 // groupOptions are the group's own scale-down options, or the flags'.

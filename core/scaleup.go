@@ -7,13 +7,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/tidal-autoscaler/tidal/core/interrupt"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // scaleUp decides and carries out scale-ups for the pending pods. A group
 // whose IncreaseSize fails is backed off and the decision is made again at
 // once without it (scaleup.Retry), so the next-best group is used in the
-// same iteration.
+// same iteration. A group backed off because the cloud reclaims a spot
+// instance of it is a last resort: the decision is made once more with
+// it when pods are left that no other group helped (interrupt.LastResort).
 func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration) error {
 	start := d.clock.Now()
 	defer func() { d.metrics.Observe("scaleUp", d.clock.Since(start)) }()
@@ -23,6 +26,7 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 	}
 	podGroups := scaleup.OrderGroups(d.keys.Group(pods), d.mem.unfinished)
 	groups := decisionGroups(o, d.state, d.sched)
+	avoided := d.avoided(groups)
 	for attempt := 0; ; attempt++ {
 		pricing, _ := d.cloud.Pricing()
 		ectx := expanderContext(o, groups, d.mem.rnd.Uint64(), d.prio.current(), pricing)
@@ -44,6 +48,11 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 		}
 		var again bool
 		if groups, again = scaleup.Retry(groups, results, attempt); !again {
+			// Groups backed off for a spot reclaim are a last resort.
+			groups, again = interrupt.LastResort(groups, plan, avoided)
+			avoided = nil
+		}
+		if !again {
 			break
 		}
 	}

@@ -71,7 +71,7 @@ func expanderContext(o *observation, groups []scaleup.Group, seed uint64, priori
 		}
 		ctx.ZoneNodes[g.Template.Node.Labels[corev1.LabelTopologyZone]] += g.Upcoming
 		if pricing != nil {
-			if p, err := pricing.NodePrice(g.Template.Node, o.now, o.now.Add(time.Hour)); err == nil {
+			if p, err := cloudprovider.GroupNodePrice(pricing, g.ID, g.Template.Node, o.now, o.now.Add(time.Hour)); err == nil {
 				ctx.NodePrices[g.ID] = p
 			}
 		}

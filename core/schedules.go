@@ -36,6 +36,8 @@ type schedules struct {
 	// what its active entries set per node group.
 	config nodeschedule.Config
 	bounds map[string]nodeschedule.Bounds
+	// budgets are the disruption budgets of the windows open now.
+	budgets nodeschedule.ActiveBudgets
 	// next is when the bounds or the triggers' decision may next change
 	// (zero: not before the next scan); the loop wakes then.
 	next time.Time
@@ -76,6 +78,11 @@ func (d *Decider) readSchedules(ctx context.Context, o *observation, report *Ite
 		s.parsedFrom = from
 	}
 	s.bounds, s.next = s.config.At(o.now)
+	var budgetsChange time.Time
+	s.budgets, budgetsChange = s.config.BudgetsAt(o.now)
+	if !budgetsChange.IsZero() && (s.next.IsZero() || budgetsChange.Before(s.next)) {
+		s.next = budgetsChange
+	}
 	report.schedules = &scheduleReport{bounds: s.bounds, problems: s.reportProblems(ctx, cm, d.events)}
 	for _, g := range o.groups {
 		d.metrics.ScheduledMin(g.group.Id(), s.bounds[g.group.Id()].Min)
@@ -122,6 +129,15 @@ func (s *schedules) reportProblems(ctx context.Context, cm *corev1.ConfigMap, ev
 		status = append(status, fmt.Sprintf("and %d more (see the ConfigMap's events)", more))
 	}
 	return status
+}
+
+// activeBudgets are the disruption budgets of the windows open this
+// iteration.
+func (s *schedules) activeBudgets() nodeschedule.ActiveBudgets {
+	if s == nil {
+		return nodeschedule.ActiveBudgets{}
+	}
+	return s.budgets
 }
 
 // effectiveSize is a group's size range this iteration: the cloud's,

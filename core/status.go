@@ -43,6 +43,11 @@ type ClusterWideStatus struct {
 	Health    HealthStatus    `json:"health"`
 	ScaleUp   ScaleUpStatus   `json:"scaleUp"`
 	ScaleDown ScaleDownStatus `json:"scaleDown"`
+	// Replacing are the nodes being replaced, and why.
+	Replacing []ReplacingEntry `json:"replacing,omitempty"`
+	// Consolidation is the replacements' (nil: --consolidation-replace
+	// is off).
+	Consolidation *ConsolidationStatus `json:"consolidation,omitempty"`
 }
 
 // ScaleDownStatus is what the last scale-down plan found: which nodes can

@@ -54,7 +54,7 @@ func TestIAMPolicyAddsToClusterAutoscalersMinimal(t *testing.T) {
 	caMinimal := []string{"autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeAutoScalingInstances",
 		"autoscaling:DescribeLaunchConfigurations", "autoscaling:DescribeScalingActivities", "autoscaling:SetDesiredCapacity",
 		"autoscaling:TerminateInstanceInAutoScalingGroup", "eks:DescribeNodegroup"}
-	wantExtra := []string{"ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplateVersions"}
+	wantExtra := []string{"ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplateVersions", "ec2:DescribeSpotPriceHistory"}
 	var extra []string
 	for _, st := range readPolicy(t, "iam-policy.json").Statement {
 		for _, a := range iamStrings(st.Action) {

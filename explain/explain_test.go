@@ -105,3 +105,21 @@ func TestNodeOfNoGroup(t *testing.T) {
 		t.Errorf("answer %q, want it to say the node is in no group", b.String())
 	}
 }
+
+// A node being replaced is answered as such, with why and by when, ahead
+// of what scale-down thinks of it.
+func TestNodeBeingReplaced(t *testing.T) {
+	d := &core.Decisions{Healthy: true, ScaleDown: core.ScaleDownDecisions{Planned: true},
+		Replacing: []core.ReplacingEntry{
+			{Node: "a", NodeGroup: "spot", Cause: "spot-interruption", Detail: "terminate", State: core.ReplacingDraining, Deadline: "2026-11-28T09:02:00Z"},
+			{Node: "b", NodeGroup: "od", Cause: "expired", State: core.ReplacingWaitingForCapacity},
+		}}
+	for _, tc := range []struct{ node, group, want string }{
+		{"a", "spot", "Node a (node group spot) is being replaced: spot-interruption (terminate); cordoned, drained, then deleted, by 2026-11-28T09:02:00Z."},
+		{"b", "od", "Node b (node group od) is being replaced: expired; it stays until the capacity asked for its pods is Ready."},
+	} {
+		if got := nodeAnswer(d, tc.node, tc.group); got != tc.want {
+			t.Errorf("answer %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -33,6 +33,11 @@ func Node(ctx context.Context, client kubernetes.Interface, d *core.Decisions, n
 
 // nodeAnswer is one line on a node of group.
 func nodeAnswer(d *core.Decisions, name, group string) string {
+	for _, r := range d.Replacing {
+		if r.Node == name {
+			return fmt.Sprintf("Node %s (node group %s) is being replaced: %s.", name, group, replacingWhy(r))
+		}
+	}
 	sd := d.ScaleDown
 	for _, u := range sd.Unneeded {
 		if u.Node == name {
@@ -72,4 +77,22 @@ func unremovableWhy(u core.UnremovableNode) string {
 		return fmt.Sprintf("pod %s blocks it (%s)", u.Pod, u.Blocker)
 	}
 	return u.Message
+}
+
+// replacingWhy words why and how a node is being replaced.
+func replacingWhy(r core.ReplacingEntry) string {
+	why := r.Cause
+	if r.Detail != "" {
+		why += " (" + r.Detail + ")"
+	}
+	switch r.State {
+	case core.ReplacingWaitingForCapacity:
+		why += "; it stays until the capacity asked for its pods is Ready"
+	default:
+		why += "; cordoned, drained, then deleted"
+	}
+	if r.Deadline != "" {
+		why += ", by " + r.Deadline
+	}
+	return why
 }

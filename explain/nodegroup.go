@@ -79,6 +79,12 @@ func Simulate(d *core.Decisions, w io.Writer) error {
 	for _, u := range sd.Unremovable {
 		fmt.Fprintf(w, "  %s: stays, %s\n", u.Node, unremovableWhy(u))
 	}
+	if len(d.Replacing) > 0 {
+		fmt.Fprintf(w, "Replacing: %d node(s).\n", len(d.Replacing))
+	}
+	for _, r := range d.Replacing {
+		fmt.Fprintf(w, "  %s (%s): %s\n", r.Node, r.NodeGroup, replacingWhy(r))
+	}
 	fmt.Fprintln(w, "Node groups:")
 	for _, g := range d.NodeGroups {
 		fmt.Fprint(w, "  ")

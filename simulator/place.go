@@ -202,6 +202,13 @@ func (c *Cursor) MoveTo(i int) { c.pos = i }
 // on, or -1. Monotone groups resume from the cursor; others wrap around
 // once, because placing pods elsewhere can make an earlier node fit again.
 func (c *Checker) FindNode(ctx context.Context, gc *GroupCheck, nodes []fwk.NodeInfo, cur *Cursor) int {
+	return c.find(ctx, gc, nodes, nil, cur)
+}
+
+// find is FindNode; rooms, when given, are the most room left in each
+// block of blockSize nodes, and a block without room for the pod is passed
+// over at once.
+func (c *Checker) find(ctx context.Context, gc *GroupCheck, nodes []fwk.NodeInfo, rooms []room, cur *Cursor) int {
 	n := len(nodes)
 	if n == 0 {
 		return -1
@@ -213,12 +220,17 @@ func (c *Checker) FindNode(ctx context.Context, gc *GroupCheck, nodes []fwk.Node
 	if gc.Status != nil {
 		return -1
 	}
-	for i := 0; i < limit; i++ {
+	for i := 0; i < limit; {
 		idx := (cur.pos + i) % n
+		if rooms != nil && !rooms[idx/blockSize].admits(gc.req) {
+			i += min((idx/blockSize+1)*blockSize, n) - idx
+			continue
+		}
 		if gc.ResourcesFit(nodes[idx]) && c.Filter(ctx, gc.PodCheck, nodes[idx]).IsSuccess() {
 			cur.pos = idx
 			return idx
 		}
+		i++
 	}
 	if gc.monotone && !cur.Wrap {
 		cur.pos = n
@@ -232,23 +244,36 @@ func (c *Checker) FindNode(ctx context.Context, gc *GroupCheck, nodes []fwk.Node
 // group the first pod that does not fit ends the search: the rest are
 // equivalent.
 func (c *Checker) PlaceGroup(ctx context.Context, gc *GroupCheck, pods []*corev1.Pod, nodes []fwk.NodeInfo) (placed []Placed, unplaced []*corev1.Pod, err error) {
-	if len(nodes) == 0 || gc.Status != nil {
+	find := func(cur *Cursor) fwk.NodeInfo {
+		if idx := c.FindNode(ctx, gc, nodes, cur); idx >= 0 {
+			return nodes[idx]
+		}
+		return nil
+	}
+	return c.placeGroup(ctx, gc, pods, len(nodes), find, func(string) {})
+}
+
+// placeGroup is PlaceGroup over n nodes searched with find; bound is told
+// every node a pod is bound to.
+func (c *Checker) placeGroup(ctx context.Context, gc *GroupCheck, pods []*corev1.Pod, n int, find func(*Cursor) fwk.NodeInfo, bound func(string)) (placed []Placed, unplaced []*corev1.Pod, err error) {
+	if n == 0 || gc.Status != nil {
 		return nil, pods, nil
 	}
 	var cur Cursor
 	for i, p := range pods {
-		idx := c.FindNode(ctx, gc, nodes, &cur)
-		if idx < 0 {
+		ni := find(&cur)
+		if ni == nil {
 			if gc.monotone {
 				return placed, append(unplaced, pods[i:]...), nil
 			}
 			unplaced = append(unplaced, p)
 			continue
 		}
-		pl, err := c.Place(ctx, gc.PodCheck, p, nodes[idx].Node().Name)
+		pl, err := c.Place(ctx, gc.PodCheck, p, ni.Node().Name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("place pod group %s: %w", gc.Group.Key, err)
 		}
+		bound(pl.Node)
 		placed = append(placed, pl)
 	}
 	return placed, unplaced, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"k8s.io/klog/v2"
 )
 
@@ -28,6 +29,14 @@ type AutoScalingAPI interface {
 type EC2API interface {
 	ec2.DescribeInstanceTypesAPIClient
 	ec2.DescribeLaunchTemplateVersionsAPIClient
+	ec2.DescribeSpotPriceHistoryAPIClient
+	ec2.DescribeInstancesAPIClient
+}
+
+// SSMAPI is the part of the SSM client that resolves launch templates'
+// resolve:ssm: image ids.
+type SSMAPI interface {
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
 // SQSAPI is the part of the SQS client the interruption queue uses.
@@ -42,7 +51,9 @@ type Clients struct {
 	AutoScaling AutoScalingAPI
 	EC2         EC2API
 	// SQS reads the interruption queue (--aws-interruption-queue).
-	SQS    SQSAPI
+	SQS SQSAPI
+	// SSM reads the parameters of resolve:ssm: image ids.
+	SSM    SSMAPI
 	Region string
 }
 
@@ -139,7 +150,12 @@ func NewClients(ctx context.Context, o ClientOptions) (Clients, error) {
 			so.BaseEndpoint = aws.String(endpoint)
 		}
 	})
+	ssmc := ssm.NewFromConfig(cfg, func(so *ssm.Options) {
+		if endpoint != "" {
+			so.BaseEndpoint = aws.String(endpoint)
+		}
+	})
 	klog.FromContext(ctx).Info("AWS clients ready", "region", cfg.Region, "maxAttempts", attempts, "retryMode", "adaptive",
 		"customEndpoint", endpoint != "" || cfg.BaseEndpoint != nil)
-	return Clients{AutoScaling: asc, EC2: ec2c, SQS: sqsc, Region: cfg.Region}, nil
+	return Clients{AutoScaling: asc, EC2: ec2c, SQS: sqsc, SSM: ssmc, Region: cfg.Region}, nil
 }

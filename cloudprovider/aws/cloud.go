@@ -64,10 +64,15 @@ type Config struct {
 	// NodeReservation is NodeReservationEKS (default) or
 	// NodeReservationNone.
 	NodeReservation string
-	// Prices enables Pricing when not empty.
+	// Prices enables Pricing when not empty: on-demand prices by
+	// instance type; groups that launch spot instances are priced from
+	// EC2's spot price history.
 	Prices PriceTable
+	// SpotPriceTTL is how long a spot price read is used before it is
+	// read again; default DefaultSpotPriceTTL.
+	SpotPriceTTL time.Duration
 	// LaunchTemplateTTL is how long $Latest and $Default launch template
-	// versions are cached; default 10m.
+	// versions, and SSM parameters of image ids, are cached; default 10m.
 	LaunchTemplateTTL time.Duration
 	// OperationTimeout bounds one AWS call, retries included; default 2m.
 	OperationTimeout time.Duration
@@ -81,6 +86,11 @@ type Config struct {
 	// the last increase; default 15m (--max-node-provision-time), after
 	// which the node loop gives up on them anyway.
 	LaunchWatchTimeout time.Duration
+	// CompareImages marks instances drifted whose AMI is not the one
+	// their group launches now (--replace-drifted-nodes): it reads the
+	// instances (ec2:DescribeInstances) and the SSM parameters of
+	// resolve:ssm: image ids (ssm:GetParameter).
+	CompareImages bool
 }
 
 // Validate checks a configuration built from flags; the errors name the
@@ -101,6 +111,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.NodeReservation == "" {
 		c.NodeReservation = NodeReservationEKS
+	}
+	if c.SpotPriceTTL <= 0 {
+		c.SpotPriceTTL = DefaultSpotPriceTTL
 	}
 	if c.LaunchTemplateTTL <= 0 {
 		c.LaunchTemplateTTL = 10 * time.Minute
@@ -146,6 +159,18 @@ type Cloud struct {
 
 	types instanceTypeCache
 	lts   launchTemplateCache
+	spot  spotPrices
+	// params are the SSM parameters of resolve:ssm: image ids.
+	params parameterCache
+	// images are the AMIs of instances read, by instance id; guarded by
+	// refreshMu.
+	images map[string]string
+	// imageErr is the last AMI read error reported ("" after a read
+	// succeeded), to report each once; guarded by refreshMu.
+	imageErr string
+	// spotLogged is the last spot price error logged by instance type
+	// ("" after a read succeeded), to log each once; guarded by mu.
+	spotLogged map[string]string
 
 	// refreshMu serialises refreshes.
 	refreshMu sync.Mutex
@@ -209,6 +234,9 @@ func New(ctx context.Context, cfg Config, api Clients, opts ...Option) (*Cloud, 
 		watches: map[string]*launchWatch{},
 	}
 	c.lts.ttl = cfg.LaunchTemplateTTL
+	c.params.ttl = cfg.LaunchTemplateTTL
+	c.spot.ttl = cfg.SpotPriceTTL
+	c.spotLogged = map[string]string{}
 	for _, o := range opts {
 		o(c)
 	}
@@ -295,7 +323,7 @@ func (c *Cloud) Pricing() (cloudprovider.PricingModel, error) {
 	if len(c.cfg.Prices) == 0 {
 		return nil, cloudprovider.ErrNotImplemented
 	}
-	return pricing{table: c.cfg.Prices}, nil
+	return pricing{cloud: c}, nil
 }
 
 // GPULabel is the label Cluster Autoscaler's AWS provider uses for GPU

@@ -138,3 +138,18 @@ func (c *Cloud) Drifted() map[string]string {
 	}
 	return out
 }
+
+// imageDrift says, per InService instance, that its AMI (have, by
+// instance id) is not the one its group launches now (want). An AMI not
+// known on either side is no drift.
+func imageDrift(g *astypes.AutoScalingGroup, have map[string]string, want string) map[string]string {
+	out := map[string]string{}
+	for _, in := range g.Instances {
+		id := aws.ToString(in.InstanceId)
+		if in.LifecycleState != astypes.LifecycleStateInService || !differ(have[id], want) {
+			continue
+		}
+		out[id] = fmt.Sprintf("ami %s, the group launches %s", have[id], want)
+	}
+	return out
+}

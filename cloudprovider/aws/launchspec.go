@@ -145,6 +145,9 @@ type launchSpec struct {
 	RootVolumeGiB int64
 	// Source says where the instance type came from, for messages.
 	Source string
+	// Spot is set when the launch template's instance market options or
+	// the launch configuration's spot price ask for spot instances.
+	Spot bool
 }
 
 // requirements is the lower bound of attribute-based instance type
@@ -289,6 +292,7 @@ func (c *launchTemplateCache) resolveLaunchSpec(ctx context.Context, api Clients
 			return fallbackToInstances(g, spec, err)
 		}
 		spec.InstanceType, spec.Source = deref(lc.InstanceType), "launch configuration "+deref(lc.LaunchConfigurationName)
+		spec.Spot = deref(lc.SpotPrice) != ""
 		for _, b := range lc.BlockDeviceMappings {
 			if b.Ebs != nil && deref(b.Ebs.VolumeSize) > 0 {
 				spec.RootVolumeGiB = int64(deref(b.Ebs.VolumeSize))
@@ -298,6 +302,7 @@ func (c *launchTemplateCache) resolveLaunchSpec(ctx context.Context, api Clients
 	}
 	if ltData != nil {
 		spec.RootVolumeGiB = rootVolumeGiB(ltData.BlockDeviceMappings)
+		spec.Spot = ltData.InstanceMarketOptions != nil && ltData.InstanceMarketOptions.MarketType == ec2types.MarketTypeSpot
 		if spec.InstanceType == "" && spec.Requirements == nil {
 			if t := string(ltData.InstanceType); t != "" {
 				spec.InstanceType, spec.Source = t, ltRef.String()

@@ -17,9 +17,10 @@ import (
 
 // instance is one instance of a group, as DescribeAutoScalingGroups lists it.
 type instance struct {
-	id        string
-	zone      string
-	lifecycle string
+	id           string
+	zone         string
+	lifecycle    string
+	instanceType string
 }
 
 // state maps an Auto Scaling lifecycle state to the node loop's.
@@ -46,7 +47,14 @@ type groupState struct {
 	asgMin, asgMax, desired int
 	zones                   []string
 	tags                    map[string]string
-	instances               []instance
+	// launchType is the instance type the group launches ("" with
+	// attribute-based selection); onDemand the share of on-demand
+	// instances among those it launches next; specErr why what it
+	// launches is not known.
+	launchType string
+	onDemand   float64
+	specErr    error
+	instances  []instance
 	// drift says how instances differ from what the group launches now.
 	drift map[string]string
 	// failure is the error of the group's last failed launch since it was

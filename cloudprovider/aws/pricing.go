@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,13 +50,21 @@ func ParsePriceTable(raw []byte) (PriceTable, error) {
 	return t, nil
 }
 
-// pricing prices nodes by their instance type label.
-type pricing struct{ table PriceTable }
+// LabelEKSCapacityType is the label EKS managed node groups put on their
+// nodes: ON_DEMAND or SPOT.
+const LabelEKSCapacityType = "eks.amazonaws.com/capacityType"
 
-var _ cloudprovider.PricingModel = pricing{}
+// pricing prices nodes: on-demand instances from --aws-price-table, spot
+// instances from EC2's spot price history (spotPrices).
+type pricing struct{ cloud *Cloud }
 
-// NodePrice is the hourly price of the node's instance type times the hours
-// from start to end. Template nodes carry the label too.
+var _ cloudprovider.GroupPricingModel = pricing{}
+
+// NodePrice is the node's hourly price times the hours from start to end.
+// A node of a managed group is priced as the group's instances (spot or
+// on-demand, or the expected price of a group launching both), unless its
+// eks.amazonaws.com/capacityType label says which it is; any other node by
+// its instance type label at the on-demand price.
 func (p pricing) NodePrice(node *corev1.Node, start, end time.Time) (float64, error) {
 	typ := node.Labels[corev1.LabelInstanceTypeStable]
 	if typ == "" {
@@ -64,9 +73,99 @@ func (p pricing) NodePrice(node *corev1.Node, start, end time.Time) (float64, er
 	if typ == "" {
 		return 0, fmt.Errorf("price of node %s: it has no %s label", node.Name, corev1.LabelInstanceTypeStable)
 	}
-	price, ok := p.table[typ]
-	if !ok {
-		return 0, fmt.Errorf("price of node %s: instance type %s is not in --aws-price-table", node.Name, typ)
+	var hourly float64
+	var err error
+	if group := p.cloud.groupOfNode(node); group != "" {
+		hourly, err = p.cloud.hourlyPrice(group, typ, capacityShare(node))
+	} else {
+		hourly, err = p.cloud.onDemandPrice(typ)
 	}
-	return price * end.Sub(start).Hours(), nil
+	if err != nil {
+		return 0, fmt.Errorf("price of node %s: %w", node.Name, err)
+	}
+	return hourly * end.Sub(start).Hours(), nil
+}
+
+// NodeGroupPrice is the hourly price of the next instance the group
+// launches times the hours from start to end: on-demand, spot, or, for a
+// group launching both, the price expected from its instances
+// distribution.
+func (p pricing) NodeGroupPrice(group string, _ *corev1.Node, start, end time.Time) (float64, error) {
+	hourly, err := p.cloud.hourlyPrice(group, "", -1)
+	if err != nil {
+		return 0, fmt.Errorf("price of a node of Auto Scaling Group %s: %w", group, err)
+	}
+	return hourly * end.Sub(start).Hours(), nil
+}
+
+// capacityShare is 1 for a node labelled on-demand by EKS, 0 for one
+// labelled spot, -1 when the label does not say.
+func capacityShare(node *corev1.Node) float64 {
+	switch node.Labels[LabelEKSCapacityType] {
+	case "ON_DEMAND":
+		return 1
+	case "SPOT":
+		return 0
+	}
+	return -1
+}
+
+// groupOfNode is the managed group of the node's instance, "" when none.
+func (c *Cloud) groupOfNode(node *corev1.Node) string {
+	_, id, err := ParseProviderID(node.Spec.ProviderID)
+	if err != nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byInstance[id]
+}
+
+// hourlyPrice is the hourly price of an instance of typ ("": the type the
+// group launches) in group. onDemand is the share of on-demand (1: an
+// on-demand instance, 0: a spot one), or negative for the group's share
+// of its next instances.
+func (c *Cloud) hourlyPrice(group, typ string, onDemand float64) (float64, error) {
+	c.mu.Lock()
+	g := c.groups[group]
+	if g == nil {
+		c.mu.Unlock()
+		return 0, fmt.Errorf("Auto Scaling Group %s is not managed", group)
+	}
+	share, zones, launchType, specErr := g.st.onDemand, slices.Clone(g.st.zones), g.st.launchType, g.st.specErr
+	c.mu.Unlock()
+	if onDemand >= 0 {
+		share = onDemand
+	}
+	switch {
+	case typ == "" && specErr != nil:
+		return 0, fmt.Errorf("what the group launches is not known: %w", specErr)
+	case typ == "":
+		typ = launchType
+	}
+	if typ == "" {
+		return 0, errors.New("the group selects instance types by attributes: no instance type to price")
+	}
+	var od, spot float64
+	var err error
+	if share > 0 {
+		if od, err = c.onDemandPrice(typ); err != nil {
+			return 0, err
+		}
+	}
+	if share < 1 {
+		if spot, err = c.spot.price(typ, zones, c.clock.Now()); err != nil {
+			return 0, err
+		}
+	}
+	return share*od + (1-share)*spot, nil
+}
+
+// onDemandPrice is typ's price per hour in --aws-price-table.
+func (c *Cloud) onDemandPrice(typ string) (float64, error) {
+	price, ok := c.cfg.Prices[typ]
+	if !ok {
+		return 0, fmt.Errorf("instance type %s is not in --aws-price-table", typ)
+	}
+	return price, nil
 }

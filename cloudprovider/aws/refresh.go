@@ -48,6 +48,12 @@ type described struct {
 	// failureUnknown is set when the scaling activities could not be
 	// read: the failure known before stands.
 	failureUnknown bool
+	// spec is what the group launches (specErr when it could not be
+	// worked out); onDemand the share of on-demand instances it
+	// launches next (onDemandShare).
+	spec     launchSpec
+	specErr  error
+	onDemand float64
 }
 
 // refresh reads every managed group, resolves what they launch, reads the
@@ -87,11 +93,16 @@ func (c *Cloud) refresh(ctx context.Context) error {
 		spec, err := c.lts.resolveLaunchSpec(ctx, c.api, &g, start)
 		if err != nil {
 			specErrs[name] = err
+			results[name].specErr = err
 			continue
 		}
 		specs[name] = spec
+		results[name].spec, results[name].onDemand = spec, onDemandShare(&g, spec)
 		results[name].drift = driftOf(&g, c.lts.launchedVersion(ctx, c.api, &g, start), allowedTypes(&g, spec))
 		typeNames = append(typeNames, spec.InstanceType)
+	}
+	if c.cfg.CompareImages {
+		c.reportImageDrift(c.addImageDrift(ctx, results, start))
 	}
 	typeErrs := c.types.ensure(ctx, c.api.EC2, typeNames)
 	for _, name := range names {
@@ -132,6 +143,7 @@ func (c *Cloud) refresh(ctx context.Context) error {
 	for _, l := range logs {
 		l()
 	}
+	c.refreshSpotPrices(ctx, results)
 	logger.V(2).Info("Refreshed Auto Scaling Groups", "groups", len(results), "took", now.Sub(start).Round(time.Millisecond))
 	return nil
 }
@@ -306,11 +318,13 @@ func (c *Cloud) applyLocked(results map[string]*described, now time.Time, seq ui
 		st.desired = int(aws.ToInt32(d.asg.DesiredCapacity))
 		st.zones = append(st.zones[:0], d.asg.AvailabilityZones...)
 		st.tags = tagMap(d.asg.Tags)
+		st.launchType, st.onDemand, st.specErr = d.spec.InstanceType, d.onDemand, d.specErr
 		st.drift = d.drift
 		st.instances = st.instances[:0]
 		for _, in := range d.asg.Instances {
 			id := aws.ToString(in.InstanceId)
-			st.instances = append(st.instances, instance{id: id, zone: aws.ToString(in.AvailabilityZone), lifecycle: string(in.LifecycleState)})
+			st.instances = append(st.instances, instance{id: id, zone: aws.ToString(in.AvailabilityZone), lifecycle: string(in.LifecycleState),
+				instanceType: aws.ToString(in.InstanceType)})
 			c.byInstance[id] = name
 		}
 		sort.Slice(st.instances, func(i, j int) bool { return st.instances[i].id < st.instances[j].id })

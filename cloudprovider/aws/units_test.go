@@ -229,7 +229,7 @@ func TestPriceTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pricing{table: table}
+	p := pricing{cloud: &Cloud{cfg: Config{Prices: table}}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{corev1.LabelInstanceTypeStable: "m5.xlarge"}}}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if price, err := p.NodePrice(node, start, start.Add(90*time.Minute)); err != nil || price < 0.2879 || price > 0.2881 {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
@@ -37,7 +38,10 @@ type GroupSpec struct {
 	Pods         int64             `json:"pods,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	Taints       []corev1.Taint    `json:"taints,omitempty"`
-	PricePerHour float64           `json:"pricePerHour,omitempty"`
+	// PricePerHour is what one node costs per hour; a group without one
+	// has no price (Pricing answers an error for its nodes), so it is
+	// never chosen for its price.
+	PricePerHour *float64 `json:"pricePerHour,omitempty"`
 	// ProvisioningDelay is how long a requested node takes to appear.
 	ProvisioningDelay Duration `json:"provisioningDelay,omitempty"`
 	// Fault makes every launch in this group fail: "out-of-capacity" or
@@ -71,13 +75,13 @@ func DefaultConfig() *Config {
 	one := 1
 	return &Config{NodeGroups: []GroupSpec{
 		{Name: "general-a", MinSize: 1, MaxSize: 10, InitialSize: &one, Zone: "zone-a", InstanceType: "standard-4",
-			CPU: resource.MustParse("4"), Memory: resource.MustParse("16Gi"), Pods: 110, PricePerHour: 0.19,
+			CPU: resource.MustParse("4"), Memory: resource.MustParse("16Gi"), Pods: 110, PricePerHour: ptr.To(0.19),
 			ProvisioningDelay: Duration{2 * time.Second}},
 		{Name: "general-b", MinSize: 0, MaxSize: 10, Zone: "zone-b", InstanceType: "standard-4",
-			CPU: resource.MustParse("4"), Memory: resource.MustParse("16Gi"), Pods: 110, PricePerHour: 0.19,
+			CPU: resource.MustParse("4"), Memory: resource.MustParse("16Gi"), Pods: 110, PricePerHour: ptr.To(0.19),
 			ProvisioningDelay: Duration{2 * time.Second}},
 		{Name: "highmem-a", MinSize: 0, MaxSize: 5, Zone: "zone-a", InstanceType: "highmem-8",
-			CPU: resource.MustParse("8"), Memory: resource.MustParse("64Gi"), Pods: 110, PricePerHour: 0.50,
+			CPU: resource.MustParse("8"), Memory: resource.MustParse("64Gi"), Pods: 110, PricePerHour: ptr.To(0.50),
 			ProvisioningDelay: Duration{3 * time.Second}},
 	}}
 }
@@ -156,12 +160,19 @@ func (g GroupSpec) validate() error {
 		return fmt.Errorf("pods %d is negative", g.Pods)
 	case g.Zone == "":
 		return errors.New("zone is empty")
-	case math.IsNaN(g.PricePerHour) || math.IsInf(g.PricePerHour, 0) || g.PricePerHour < 0:
-		return fmt.Errorf("pricePerHour %v must be a non-negative number", g.PricePerHour)
+	case g.PricePerHour != nil && !validPrice(*g.PricePerHour):
+		return fmt.Errorf("pricePerHour %v must be a positive number", *g.PricePerHour)
 	case g.ProvisioningDelay.Duration < 0:
 		return fmt.Errorf("provisioningDelay %v is negative", g.ProvisioningDelay)
 	}
 	return g.Fault.validate()
+}
+
+// validPrice reports whether p is a price a node may cost per hour: a
+// finite number above 0 (a free node would always win a comparison of
+// prices; leave the price out to say it is unknown).
+func validPrice(p float64) bool {
+	return p > 0 && !math.IsInf(p, 0)
 }
 
 // validateNodeMeta checks what the group's Nodes carry as labels and

@@ -46,7 +46,7 @@ nodeGroups:
 	g := cfg.NodeGroups[0]
 	if g.Name != "gpu" || g.MaxSize != 4 || g.CPU.MilliValue() != 8000 || g.Memory.Value() != 32<<30 || g.Pods != 58 ||
 		g.Labels["accelerator"] != "fake" || len(g.Taints) != 1 || g.Taints[0].Value != "gpu" ||
-		g.PricePerHour != 2.5 || g.ProvisioningDelay.Duration != 750*time.Millisecond || g.Fault != FaultOutOfCapacity {
+		g.PricePerHour == nil || *g.PricePerHour != 2.5 || g.ProvisioningDelay.Duration != 750*time.Millisecond || g.Fault != FaultOutOfCapacity {
 		t.Fatalf("parsed group wrong: %+v", g)
 	}
 }
@@ -62,6 +62,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{", initialSize: 5", `initialSize 5 is outside [0, 2]`},
 		{", taints: [{key: k, effect: Sometimes}]", `effect "Sometimes"`},
 		{", pods: -1", `pods -1 is negative`},
+		{", pricePerHour: 0", `pricePerHour 0 must be a positive number`},
+		{", pricePerHour: -0.1", `pricePerHour -0.1 must be a positive number`},
+		{", pricePerHour: .inf", `unsupported value: +Inf`},
+		{", pricePerHour: cheap", `pricePerHour`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.wantErr, func(t *testing.T) {

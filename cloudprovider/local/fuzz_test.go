@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 )
 
 // FuzzParseConfig feeds --local-node-groups files: no input panics, and
@@ -39,8 +40,8 @@ func FuzzParseConfig(f *testing.F) {
 			return
 		}
 		for _, g := range cfg.NodeGroups {
-			if math.IsNaN(g.PricePerHour) || math.IsInf(g.PricePerHour, 0) || g.PricePerHour < 0 || g.ProvisioningDelay.Duration < 0 {
-				t.Fatalf("group %q accepted with price %v and provisioning delay %v", g.Name, g.PricePerHour, g.ProvisioningDelay)
+			if p := g.PricePerHour; p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0) || *p <= 0) || g.ProvisioningDelay.Duration < 0 {
+				t.Fatalf("group %q accepted with price %v and provisioning delay %v", g.Name, ptr.Deref(p, -1), g.ProvisioningDelay)
 			}
 			for _, n := range []int{1, 99999, 1e11} {
 				checkNode(t, g, buildNode(g, nodeName(g.Name, n)))

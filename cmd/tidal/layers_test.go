@@ -12,7 +12,7 @@ const module = "github.com/tidal-autoscaler/tidal/"
 // core/act, the hpa controller, cmd) gathers that data and acts.
 var decisionPackages = []string{
 	"core/scaleup", "core/scaledown", "core/scalein", "core/templates", "core/clusterstate", "estimator", "expander", "simulator", "hpa",
-	"core/nodeschedule", "schedule",
+	"core/nodeschedule", "schedule", "core/consolidate",
 }
 
 // Dependencies point one way: cmd → the loops' shells → the decision

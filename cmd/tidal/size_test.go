@@ -12,7 +12,7 @@ import (
 // 121.1 MB measured (docs/deploy.md says why it is that large), plus a
 // margin of 4 MB for dependency updates. A change that adds more fails
 // here and must say why in docs/deploy.md, with the new figure.
-const binaryBudget = 125_000_000
+const binaryBudget = 130_000_000
 
 // The production binary stays within its budget. It links the binary,
 // which takes a minute or more; -short leaves it out.

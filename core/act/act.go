@@ -44,6 +44,9 @@ type Actuator interface {
 	// and their taints come off. It returns the nodes whose removal
 	// started.
 	Remove(life context.Context, rs []Removal) []string
+	// Consolidate asks the cloud for the new nodes of a consolidating
+	// replacement; its old nodes go through Remove once those are Ready.
+	Consolidate(ctx context.Context, r Consolidation) Result
 	// Replace marks nodes the cloud takes away on its own (an
 	// interruption) at once, then drains them within their deadline and
 	// deletes them in the background, for as long as life lasts. It

@@ -87,7 +87,7 @@ func (a *Live) checkPods(ctx context.Context, r Removal) error {
 // (--max-pod-eviction-time from now, for a scale-down), then waits for
 // them to be gone.
 func (a *Live) drain(ctx context.Context, r Removal, deadline time.Time) error {
-	evicted, errs := a.evictAll(ctx, r.Pods, deadline)
+	evicted, errs := a.evictAll(ctx, r.Pods, deadline, nil)
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -95,15 +95,16 @@ func (a *Live) drain(ctx context.Context, r Removal, deadline time.Time) error {
 }
 
 // evictAll evicts the pods side by side, each retried while a PDB refuses
-// it until deadline: what each eviction returned, in the pods' order.
-func (a *Live) evictAll(ctx context.Context, pods []*corev1.Pod, deadline time.Time) ([]scaledown.Evicted, []error) {
+// it until deadline, or until stop is closed (nil: never): what each
+// eviction returned, in the pods' order.
+func (a *Live) evictAll(ctx context.Context, pods []*corev1.Pod, deadline time.Time, stop <-chan struct{}) ([]scaledown.Evicted, []error) {
 	evicted := make([]scaledown.Evicted, len(pods))
 	errs := make([]error, len(pods))
 	var wg sync.WaitGroup
 	for i, p := range pods {
 		wg.Go(func() {
 			evicted[i].Pod = p
-			evicted[i].At, errs[i] = a.evict(ctx, p, deadline, true)
+			evicted[i].At, errs[i] = a.evict(ctx, p, deadline, true, stop)
 		})
 	}
 	wg.Wait()
@@ -111,8 +112,9 @@ func (a *Live) evictAll(ctx context.Context, pods []*corev1.Pod, deadline time.T
 }
 
 // evict asks the API server to evict p, retrying refusals until deadline
-// when retry is set. It returns when the eviction was accepted.
-func (a *Live) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, retry bool) (time.Time, error) {
+// when retry is set, or until stop is closed (nil: never). It returns when
+// the eviction was accepted.
+func (a *Live) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, retry bool, stop <-chan struct{}) (time.Time, error) {
 	grace := int64(a.Options.MaxGracefulTerminationSec)
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < grace {
 		grace = *g
@@ -145,6 +147,9 @@ func (a *Live) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, ret
 		select {
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, ctx.Err())
+		case <-stop:
+			a.Metrics.Evicted("failed")
+			return time.Time{}, fmt.Errorf("evict pod %s/%s: the node's deadline came: %w", p.Namespace, p.Name, err)
 		case <-a.Clock.After(EvictionRetryInterval):
 		}
 	}
@@ -212,7 +217,7 @@ func (a *Live) evictDaemonSetPods(ctx context.Context, r Removal) {
 		if !daemonSetEviction(a.Options).Evicts(p, r.empty()) {
 			continue
 		}
-		if _, err := a.evict(ctx, p, time.Time{}, false); err != nil {
+		if _, err := a.evict(ctx, p, time.Time{}, false, nil); err != nil {
 			klog.FromContext(ctx).V(2).Info("DaemonSet pod not evicted; the node goes anyway", "pod", klog.KObj(p), "err", err)
 		}
 	}

@@ -18,10 +18,11 @@ import (
 
 // Dry-run decision kinds, the kind label of tidal_dry_run_decisions_total.
 const (
-	dryRunScaleUp   = "scale_up"
-	dryRunScaleDown = "scale_down"
-	dryRunCancel    = "cancel"
-	dryRunReplace   = "replace"
+	dryRunScaleUp     = "scale_up"
+	dryRunScaleDown   = "scale_down"
+	dryRunCancel      = "cancel"
+	dryRunReplace     = "replace"
+	dryRunConsolidate = "consolidate"
 )
 
 // dryRun remembers which decisions the last iteration recorded, so that a

@@ -47,7 +47,7 @@ func TestEvictionConflictIsNoEvictionWhileThePodStays(t *testing.T) {
 			}
 			a := NewLive(Deps{Client: client, Pods: corelisters.NewPodLister(indexer), PodsSynced: func() bool { return true },
 				Clock: testclock.NewFakeClock(time.Now()), Metrics: telemetry.NewMetrics(prometheus.NewRegistry(), false), Options: Options{MaxGracefulTerminationSec: 60}})
-			_, err := a.evict(context.Background(), pod, time.Now(), false)
+			_, err := a.evict(context.Background(), pod, time.Now(), false, nil)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("evict: error %v, want an error: %v", err, tt.wantErr)
 			}

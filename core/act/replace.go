@@ -29,19 +29,23 @@ type Replacement struct {
 	// not carry it yet (or it changed).
 	Mark  interrupt.Mark
 	Write bool
+	// due is the deadline of the replacement under way, brought forward
+	// by a sooner mark.
+	due *due
 }
 
 // Replace marks each node the cloud takes away (the interruption
 // annotation, the ToBeDeleted taint and a cordon, in one update), at
 // once, then drains and deletes it in the background; life is how long
-// those may run. A node already being removed is only marked. It returns
-// the nodes it could not mark: their messages wait.
+// those may run. A node already being removed is only marked; one being
+// replaced whose mark comes with a sooner deadline has its drain end by
+// that one. It returns the nodes it could not mark: their messages wait.
 func (a *Live) Replace(ctx, life context.Context, rs []Replacement) map[string]error {
 	failed := map[string]error{}
 	for _, r := range rs {
 		a.mu.Lock()
 		_, removing := a.inProgress[r.Name]
-		_, replacing := a.replacing[r.Name]
+		running, replacing := a.replacing[r.Name]
 		a.mu.Unlock()
 		if replacing && !r.Write {
 			continue
@@ -54,9 +58,14 @@ func (a *Live) Replace(ctx, life context.Context, rs []Replacement) map[string]e
 		if r.Write {
 			a.marked(ctx, r)
 		}
+		if replacing && running.due.bringForward(r.Mark.Deadline) {
+			klog.FromContext(ctx).Info("Sooner deadline for a node being drained; the drain ends by it", "node", r.Name,
+				"kind", r.Mark.Kind, "deadline", r.Mark.Deadline)
+		}
 		if removing || replacing {
 			continue
 		}
+		r.due = newDue(r.Mark.Deadline)
 		a.mu.Lock()
 		a.replacing[r.Name] = r
 		a.mu.Unlock()
@@ -114,9 +123,8 @@ func (a *Live) replace(ctx context.Context, r Replacement) {
 }
 
 func (a *Live) replaceSteps(ctx context.Context, r Replacement) error {
-	until := interrupt.EvictUntil(r.Mark, a.Clock.Now(), a.Options.MaxPodEvictionTime)
-	if err := a.drainUntil(ctx, r, until); err != nil {
-		if r.Mark.Deadline.IsZero() {
+	if err := a.drainUntil(ctx, r); err != nil {
+		if !r.due.passed(a.Clock.Now()) {
 			return err
 		}
 		klog.FromContext(ctx).Info("Drain not finished by the deadline; deleting the node anyway", "node", r.Name, "err", err)
@@ -128,24 +136,23 @@ func (a *Live) replaceSteps(ctx context.Context, r Replacement) error {
 	return nil
 }
 
-// drainUntil evicts the pods, retrying evictions a PDB refuses until
-// until, and waits for those evicted to be gone, no longer than the
-// deadline when there is one.
-func (a *Live) drainUntil(ctx context.Context, r Replacement, until time.Time) error {
-	evicted, errs := a.evictAll(ctx, r.Pods, until)
+// drainUntil evicts the pods, retrying evictions a PDB refuses for
+// --max-pod-eviction-time, and waits for those evicted to be gone, no
+// longer than the deadline (as it is brought forward meanwhile). Each pod
+// is asked to leave once even when the deadline has passed: it goes
+// gracefully, and its controller recreates it at once.
+func (a *Live) drainUntil(ctx context.Context, r Replacement) error {
+	dueCtx, cancel := a.untilDue(ctx, r.due)
+	defer cancel()
+	until := interrupt.EvictUntil(r.Mark, a.Clock.Now(), a.Options.MaxPodEvictionTime)
+	evicted, errs := a.evictAll(ctx, r.Pods, until, dueCtx.Done())
 	var gone []scaledown.Evicted
 	for i, e := range evicted {
 		if errs[i] == nil {
 			gone = append(gone, e)
 		}
 	}
-	waitCtx := ctx
-	if d := r.Mark.Deadline; !d.IsZero() {
-		var cancel context.CancelFunc
-		waitCtx, cancel = context.WithTimeout(ctx, d.Sub(a.Clock.Now()))
-		defer cancel()
-	}
-	return errors.Join(append(errs, a.waitGone(waitCtx, gone))...)
+	return errors.Join(append(errs, a.waitGone(dueCtx, gone))...)
 }
 
 // markInterrupted writes the interruption annotation, the ToBeDeleted

@@ -40,6 +40,8 @@ type Config struct {
 	LeadTime time.Duration
 	Entries  []Entry
 	Triggers []Trigger
+	// Budgets are the disruption budgets of time windows.
+	Budgets  []BudgetWindow
 	Problems []Problem
 }
 
@@ -85,6 +87,9 @@ func Parse(data map[string]string, knownGroup func(string) bool) Config {
 	c.Triggers = parseList(data, TriggersKey, &c.Problems, func(raw json.RawMessage) (Trigger, string, error) {
 		return parseTrigger(raw, knownGroup)
 	}, func(t Trigger) string { return t.Name })
+	c.Budgets = parseList(data, BudgetsKey, &c.Problems, func(raw json.RawMessage) (BudgetWindow, string, error) {
+		return parseBudget(raw, zone, knownGroup)
+	}, func(b BudgetWindow) string { return b.Name })
 	return c
 }
 

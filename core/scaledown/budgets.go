@@ -9,15 +9,16 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// budgets tracks how many more pods each PDB lets go in this plan.
-type budgets struct {
+// PDBBudgets tracks how many more pods each PDB lets go in a plan.
+type PDBBudgets struct {
 	pdbs      []*policyv1.PodDisruptionBudget
 	selectors []labels.Selector
 	remaining []int32
 }
 
-func newBudgets(pdbs []*policyv1.PodDisruptionBudget) *budgets {
-	b := &budgets{}
+// NewPDBBudgets starts from each PDB's disruptions allowed.
+func NewPDBBudgets(pdbs []*policyv1.PodDisruptionBudget) *PDBBudgets {
+	b := &PDBBudgets{}
 	for _, pdb := range sortedPDBs(pdbs) {
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 		if err != nil || pdb.Spec.Selector == nil {
@@ -33,11 +34,12 @@ func newBudgets(pdbs []*policyv1.PodDisruptionBudget) *budgets {
 	return b
 }
 
-func (b *budgets) matches(i int, p *corev1.Pod) bool {
+func (b *PDBBudgets) matches(i int, p *corev1.Pod) bool {
 	return b.pdbs[i].Namespace == p.Namespace && b.selectors[i].Matches(labels.Set(p.Labels))
 }
 
-func (b *budgets) covered(p *corev1.Pod) bool {
+// Covered tells whether a PDB covers p.
+func (b *PDBBudgets) Covered(p *corev1.Pod) bool {
 	for i := range b.pdbs {
 		if b.matches(i, p) {
 			return true
@@ -46,9 +48,9 @@ func (b *budgets) covered(p *corev1.Pod) bool {
 	return false
 }
 
-// reserve takes one disruption per pod from each PDB that covers it, or,
+// Reserve takes one disruption per pod from each PDB that covers it, or,
 // when a PDB has too few left, takes nothing and names the pod.
-func (b *budgets) reserve(pods []*corev1.Pod) *Blocker {
+func (b *PDBBudgets) Reserve(pods []*corev1.Pod) *Blocker {
 	need := make([]int32, len(b.pdbs))
 	for _, p := range pods {
 		for i := range b.pdbs {
@@ -67,7 +69,8 @@ func (b *budgets) reserve(pods []*corev1.Pod) *Blocker {
 	return nil
 }
 
-func (b *budgets) release(pods []*corev1.Pod) {
+// Release gives back what Reserve took for pods.
+func (b *PDBBudgets) Release(pods []*corev1.Pod) {
 	for _, p := range pods {
 		for i := range b.pdbs {
 			if b.matches(i, p) {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/tidal-autoscaler/tidal/simulator"
 	"github.com/tidal-autoscaler/tidal/simulator/simtest"
 )
 
@@ -54,7 +55,7 @@ func TestReplicasShareAPlacementKey(t *testing.T) {
 		p := admitted(r, "web")
 		p.Spec.Affinity = required("a")
 		tc.edit(p)
-		if same := string(placementKey(nil, p)) == string(placementKey(nil, base)); same != tc.same {
+		if same := string(simulator.PlacementKey(nil, p)) == string(simulator.PlacementKey(nil, base)); same != tc.same {
 			t.Errorf("%s: same kind %v, want %v", tc.name, same, tc.same)
 		}
 	}

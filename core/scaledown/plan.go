@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -60,7 +59,9 @@ type Input struct {
 	Checker    *simulator.Checker
 	Candidates []Candidate
 	Groups     map[string]GroupSize
-	// Deleting are nodes being removed already: no pod may move there.
+	// Deleting are nodes being removed already: no pod may move there,
+	// and the pods their drains have yet to evict take their room on the
+	// nodes that stay before any candidate does.
 	Deleting []string
 	PDBs     []*policyv1.PodDisruptionBudget
 	Owners   Owners
@@ -89,6 +90,10 @@ type Input struct {
 type Plan struct {
 	Unneeded    []Unneeded
 	Unremovable []Unremovable
+	// Reserved counts the pods of the nodes being drained whose room the
+	// plan kept; Unreserved are those that fit on no node that stays.
+	Reserved   int
+	Unreserved []*corev1.Pod
 	// reads is what the plan read besides the input's plain fields.
 	reads reads
 	// arriving are the UIDs of the input's arriving pods the plan
@@ -141,18 +146,22 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
-	for _, name := range slices.Sorted(slices.Values(in.Deleting)) {
-		if snap.NodeInfo(name) != nil {
-			if err := snap.RemoveNode(name); err != nil {
-				return nil, err
-			}
-		}
+	draining, err := takeDeleting(snap, in.Deleting, in.Now)
+	if err != nil {
+		return nil, err
 	}
 	p := newPlanner(in, keys)
 	if err := p.pictureArriving(); err != nil {
 		return nil, err
 	}
-	if err := p.considerAll(ctx, p.order()); err != nil {
+	// Candidates are judged by what runs on them; the room the drains
+	// under way need is taken after, and a reserved pod put on a candidate
+	// moves again if that candidate goes.
+	ordered := p.order()
+	if err := p.reserve(ctx, draining); err != nil {
+		return nil, err
+	}
+	if err := p.considerAll(ctx, ordered); err != nil {
 		return nil, err
 	}
 	if keys != nil {
@@ -180,7 +189,7 @@ func (p *planner) pictureArriving() error {
 }
 
 func newPlanner(in Input, keys *simulator.EquivalenceKeys) *planner {
-	return &planner{in: in, keys: keys, plan: &Plan{arriving: map[types.UID]bool{}}, pdbs: newBudgets(in.PDBs), removed: map[string]int{},
+	return &planner{in: in, keys: keys, plan: &Plan{arriving: map[types.UID]bool{}}, pdbs: NewPDBBudgets(in.PDBs), removed: map[string]int{},
 		kinds: map[string]*kind{}, gone: map[string]bool{}, later: map[string]bool{},
 		checks: map[*framework.PodInfo]*simulator.GroupCheck{}}
 }
@@ -189,7 +198,7 @@ type planner struct {
 	in      Input
 	keys    *simulator.EquivalenceKeys
 	plan    *Plan
-	pdbs    *budgets
+	pdbs    *PDBBudgets
 	removed map[string]int
 	// nonEmpty counts the unneeded nodes with pods to move.
 	nonEmpty int
@@ -297,7 +306,7 @@ func (p *planner) order() []evaluated {
 			continue
 		}
 		pods := podsOf(ni)
-		e.pods = ClassifyPods(pods, p.in.Rules, p.in.Owners, p.pdbs.covered, p.in.Now)
+		e.pods = ClassifyPods(pods, p.in.Rules, p.in.Owners, p.pdbs.Covered, p.in.Now)
 		p.noteGracePeriods(pods)
 		e.moving = parsed(ni, e.pods.ToMove)
 		e.original = make(map[*corev1.Pod]bool, len(pods))
@@ -372,7 +381,7 @@ func (p *planner) consider(ctx context.Context, e evaluated) error {
 		// others are not simulated in this iteration.
 		return nil
 	}
-	if b := p.pdbs.reserve(e.pods.ToMove); b != nil {
+	if b := p.pdbs.Reserve(e.pods.ToMove); b != nil {
 		stay(BlockedByPod, b, "")
 		return nil
 	}
@@ -381,7 +390,7 @@ func (p *planner) consider(ctx context.Context, e evaluated) error {
 		return err
 	}
 	if unplaced != nil {
-		p.pdbs.release(e.pods.ToMove)
+		p.pdbs.Release(e.pods.ToMove)
 		stay(NoPlaceToMovePods, nil, fmt.Sprintf("pod %s/%s fits on no other node", unplaced.Namespace, unplaced.Name))
 		return nil
 	}
@@ -418,7 +427,7 @@ func (p *planner) simulateRemoval(ctx context.Context, e evaluated) (*corev1.Pod
 		if gc == nil || gc.Stateful() {
 			// Pod affinity or spread: judged against the cluster as the
 			// earlier removals left it.
-			gc = c.CheckPod(ctx, movedPod(info))
+			gc = c.CheckPod(ctx, MovedPod(info))
 		}
 		dest := p.destination(ctx, gc)
 		if dest == "" {
@@ -483,7 +492,7 @@ func (p *planner) precheck(ctx context.Context, evs []evaluated) {
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Go(func() {
 			for j := range queue {
-				evs[j.e].checks[j.i] = c.CheckPod(ctx, movedPod(evs[j.e].moving[j.i]))
+				evs[j.e].checks[j.i] = c.CheckPod(ctx, MovedPod(evs[j.e].moving[j.i]))
 			}
 		})
 	}

@@ -187,7 +187,7 @@ func TestEquivalentPodsToMoveShareOnePreFilter(t *testing.T) {
 	if want := describe(c.plan([]string{"a", "b"}, nil)); describe(plan) != want {
 		t.Fatalf("with shared checks:\n%s\nwithout:\n%s", describe(plan), want)
 	}
-	p := &planner{in: in, keys: simulator.NewEquivalenceKeys(), plan: &Plan{}, pdbs: newBudgets(nil)}
+	p := &planner{in: in, keys: simulator.NewEquivalenceKeys(), plan: &Plan{}, pdbs: NewPDBBudgets(nil)}
 	evs := p.order()
 	p.precheck(context.Background(), evs)
 	checks := map[string]map[*simulator.GroupCheck]bool{"web": {}, "api": {}}

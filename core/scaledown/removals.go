@@ -117,7 +117,10 @@ type RemovalInput struct {
 	// (headroom, provision-ahead): a node whose other pods are all DaemonSet
 	// or mirror pods is empty, with nothing to evict.
 	Pictured map[types.UID]bool
-	Now      time.Time
+	// Disruptions, when set, is how many nodes the disruption budgets let
+	// go now, per group and in the cluster.
+	Disruptions *Disruptions
+	Now         time.Time
 }
 
 // Removal kinds, the label of the scaled-down metric.
@@ -125,6 +128,8 @@ const (
 	KindEmpty         = "empty"
 	KindUnderutilized = "underutilized"
 	KindUnready       = "unready"
+	// KindReplaced: a node a replacement drains once its new nodes are Ready.
+	KindReplaced = "replaced"
 )
 
 // Removal is a node to remove now.
@@ -166,6 +171,10 @@ func Removals(in RemovalInput) RemovalDecision {
 // startNow is Removals' choice when no cooldown holds.
 func startNow(in RemovalInput) []Removal {
 	budget, drains, left := in.Parallelism, in.DrainParallelism, in.Cluster
+	disruptions := &Disruptions{}
+	if in.Disruptions != nil {
+		disruptions = in.Disruptions.Clone()
+	}
 	var out []Removal
 	for _, u := range in.Plan.Unneeded {
 		if budget <= 0 {
@@ -175,7 +184,7 @@ func startNow(in RemovalInput) []Removal {
 		if due, ok := in.due(u); !exists || !ok || in.Now.Before(due) || !u.Empty() && drains <= 0 {
 			continue
 		}
-		if left.MilliCores-c.MilliCores < in.Min.MilliCores || left.Memory-c.Memory < in.Min.Memory {
+		if left.MilliCores-c.MilliCores < in.Min.MilliCores || left.Memory-c.Memory < in.Min.Memory || !disruptions.Take(u.Group) {
 			continue
 		}
 		left.MilliCores, left.Memory = left.MilliCores-c.MilliCores, left.Memory-c.Memory

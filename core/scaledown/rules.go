@@ -21,6 +21,9 @@ const (
 	SafeToEvictAnnotation             = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 	SafeToEvictLocalVolumesAnnotation = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 	ScaleDownDisabledAnnotation       = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+	// DoNotDisruptAnnotation is Karpenter's key, accepted as an alias: on
+	// a node as scale-down-disabled=true, on a pod as safe-to-evict=false.
+	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
 	// ToBeDeletedTaint (NoSchedule) marks a node being drained.
 	ToBeDeletedTaint = "ToBeDeletedByClusterAutoscaler"
 	// DeletionCandidateTaint (PreferNoSchedule) marks an unneeded node; its
@@ -158,6 +161,9 @@ func classify(p *corev1.Pod, opts RuleOptions, owners Owners, hasPDB func(*corev
 	if p.Annotations[SafeToEvictAnnotation] == "false" {
 		return block(NotSafeToEvictAnnotation, SafeToEvictAnnotation+"=false")
 	}
+	if p.Annotations[DoNotDisruptAnnotation] == "true" {
+		return block(NotSafeToEvictAnnotation, DoNotDisruptAnnotation+"=true")
+	}
 	if opts.SkipNodesWithLocalStorage {
 		if v := unlistedLocalVolume(p); v != "" {
 			return block(LocalStorageRequested, "volume "+v)
@@ -221,6 +227,18 @@ func unlistedLocalVolume(p *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// Disabled tells whether an annotation keeps the node out of scale-down
+// and consolidation (scale-down-disabled, or Karpenter's do-not-disrupt),
+// and names it.
+func Disabled(n *corev1.Node) (string, bool) {
+	for _, key := range []string{ScaleDownDisabledAnnotation, DoNotDisruptAnnotation} {
+		if n.Annotations[key] == "true" {
+			return key + "=true", true
+		}
+	}
+	return "", false
 }
 
 // IsDaemonSetPod reports whether a DaemonSet controls the pod.

@@ -313,6 +313,9 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 			ready = append(ready, ni)
 		}
 	}
+	// Each group looks only at the ready nodes it can fit on (same answers
+	// as the whole list, see simulator.NodeIndex).
+	nodes := simulator.NewNodeIndex(ready)
 	var remaining []pending
 	for i, g := range d.in.Pending {
 		if i > 0 && passed(d.filterDeadline) {
@@ -325,7 +328,7 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 		if err != nil {
 			return nil, err
 		}
-		placed, unplaced, err := c.PlaceGroup(ctx, gc, g.Pods, ready)
+		placed, unplaced, err := c.PlaceGroupIndexed(ctx, gc, g.Pods, nodes)
 		if err != nil {
 			return nil, err
 		}

@@ -40,9 +40,10 @@ type Metrics struct {
 	DryRunTargetSize *prometheus.GaugeVec
 
 	// CA are Cluster Autoscaler's families (cametrics.go).
-	CA        *CAMetrics
-	sched     *scheduleMetrics
-	interrupt *interruptMetrics
+	CA            *CAMetrics
+	sched         *scheduleMetrics
+	consolidation *consolidationMetrics
+	interrupt     *interruptMetrics
 }
 
 // NewMetrics creates the metrics and registers them with reg; CA's per
@@ -144,6 +145,7 @@ func NewMetrics(reg prometheus.Registerer, perNodeGroup bool) *Metrics {
 	reg.MustRegister(m.FunctionDuration, m.UnschedulablePods, m.ClusterSafeToAutoscale, m.Nodes, m.NodeGroups,
 		m.NodeGroupSize, m.NodeGroupBackoff, m.ScaledUpNodes, m.ScaleUps, m.FailedScaleUps, m.Errors, m.LastActivity)
 	m.sched = newScheduleMetrics(reg)
+	m.consolidation = newConsolidationMetrics(reg)
 	m.interrupt = newInterruptMetrics(reg)
 	m.CA = newCAMetrics(perNodeGroup)
 	reg.MustRegister(m.CA.collectors()...)

@@ -33,10 +33,22 @@ type interruptionEnv struct {
 
 func startInterruptionEnv(t *testing.T) *interruptionEnv {
 	t.Helper()
-	e := &interruptionEnv{awsEnv: startAWSEnv(t, 2, 6)}
+	return startInterruptionEnvMin(t, 2)
+}
+
+// startInterruptionEnvMin is startInterruptionEnv with the ASG's minimum
+// size min (at most 2; its desired capacity is 2 all the same).
+func startInterruptionEnvMin(t *testing.T, min int) *interruptionEnv {
+	t.Helper()
+	e := &interruptionEnv{awsEnv: startAWSEnv(t, min, 6)}
 	e.queue = e.asg + "-interruptions"
 	e.srv.CreateQueue(e.queue)
 	e.ns = newNamespace(t)
+	if min < 2 {
+		if err := e.srv.SetDesiredCapacity(e.asg, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
 	poll(t, 30*time.Second, "the ASG's 2 nodes", func(ctx context.Context) (bool, error) {
 		nodes, err := e.nodes(ctx)
 		return len(nodes) == 2, err
@@ -116,7 +128,8 @@ func (e *interruptionEnv) readyFloor(t *testing.T) (stop func() int) {
 // --aws-interruption-queue against the emulator's SQS: a malformed
 // message is counted and dropped; a spot interruption warning for a node
 // has it tainted and cordoned, replacement capacity asked for at once
-// (the ASG's desired capacity goes up before the node's pods have moved),
+// (the ASG's desired capacity goes up before the node's pods have moved,
+// the ASG backed off for the reclaim but the only one the pods fit),
 // its pods moved within the PDB and the node deleted well before the two
 // minutes end, and the message deleted only once the node was marked.
 func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
@@ -161,6 +174,11 @@ func TestAWSSpotInterruptionReplacesTheNodeBeforeItGoes(t *testing.T) {
 		}
 		return false, nil
 	})
+	// The ASG is backed off for the reclaim, and grown all the same: no
+	// other group can run the pods, so it is their last resort.
+	if v, err := metricValue(tl.Address, fmt.Sprintf(`tidal_node_group_backoff_status{node_group=%q}`, e.asg)); err != nil || v != 1 {
+		t.Errorf("backoff status of %s %v (%v), want 1 while EC2 reclaims its spot instance", e.asg, v, err)
+	}
 	poll(t, 2*time.Minute, "node "+name+" gone and 4 web pods Ready elsewhere", func(ctx context.Context) (bool, error) {
 		return e.replaced(ctx, t, name)
 	})
@@ -346,6 +364,45 @@ func TestAWSDriftedNodesReplacedOneAtATime(t *testing.T) {
 	}
 }
 
+// TestAWSNodesReplacedWhenTheirAMIParameterMoves: the SSM parameter of the
+// launch template's image id moves to a new AMI, the version staying the
+// same; while the parameter cannot be read nothing is done, then both
+// nodes are replaced, one after the other, new capacity Ready first.
+func TestAWSNodesReplacedWhenTheirAMIParameterMoves(t *testing.T) {
+	parallel(t)
+	e := startInterruptionEnv(t)
+	originals, err := e.nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv.SetParameter(e.imageParam, "ami-0fedcba9876543210")
+	// A role without ssm:GetParameter at first (not retried): three
+	// refreshes read no AMI the group launches.
+	const failures = 3
+	e.srv.FailRequests("GetParameter", failures, awstest.APIError{HTTPStatus: 400, Code: "AccessDeniedException",
+		Message: "not authorized to perform: ssm:GetParameter"})
+	renewed(t, e, originals, interrupt.Drifted, 2, "--replace-drifted-nodes")
+	var firstRead time.Time
+	failed := 0
+	for _, r := range e.srv.RequestsOf("GetParameter") {
+		if r.Error != "" {
+			failed++
+		} else if firstRead.IsZero() {
+			firstRead = r.Time
+		}
+	}
+	if failed != failures || firstRead.IsZero() {
+		t.Fatalf("%d GetParameter calls failed, want %d, then one that succeeded (at %v)", failed, failures, firstRead)
+	}
+	for _, action := range []string{"SetDesiredCapacity", "TerminateInstanceInAutoScalingGroup"} {
+		for _, r := range e.srv.RequestsOf(action) {
+			if r.Time.Before(firstRead) {
+				t.Errorf("%s %v at %v, before the AMI the group launches could be read (%v)", action, r.Params, r.Time, firstRead)
+			}
+		}
+	}
+}
+
 // renewed starts tidal with flags and checks that want of the original
 // nodes are replaced for kind, each marked only once a node that is not
 // an original is Ready and while no other node is marked, with no PDB
@@ -408,4 +465,54 @@ func testenvNodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// TestAWSSoonerDeadlineEndsADrainUnderWay: a rebalance recommendation
+// (no deadline) has a node drained while its PDB allows no disruption, so
+// the drain waits; then the instance shuts down (a state change, due at
+// once): the drain under way ends and the node is deleted within seconds,
+// not after --max-pod-eviction-time (2m).
+func TestAWSSoonerDeadlineEndsADrainUnderWay(t *testing.T) {
+	parallel(t)
+	ctx := context.Background()
+	e := startInterruptionEnv(t)
+	pdbs := cluster(t).Client.PolicyV1().PodDisruptionBudgets(e.ns)
+	pdb, err := pdbs.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(4))
+	if _, err := pdbs.Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the PDB allowing no disruption", func(ctx context.Context) (bool, error) {
+		got, err := pdbs.Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && got.Generation == got.Status.ObservedGeneration && got.Status.DisruptionsAllowed == 0, err
+	})
+	tl := e.startTidal(t, e.tidalFlags("--aws-interruption-queue="+e.queue)...)
+	name, instance := e.victim(t)
+	if _, err := e.srv.SendMessage(e.queue, e.srv.RebalanceRecommendation(instance, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "node "+name+" marked and its drain held up by the PDB", func(ctx context.Context) (bool, error) {
+		n, err := metricValue(tl.Address, `tidal_evicted_pods_total{eviction_result="retried"}`)
+		return n >= 2, err
+	})
+	if nodes, err := e.nodes(ctx); err != nil || !slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
+		t.Fatalf("node %s gone while its PDB allowed no disruption and no deadline had come (err %v)", name, err)
+	}
+	shutdown := time.Now()
+	if _, err := e.srv.SendMessage(e.queue, e.srv.StateChange(instance, "shutting-down", shutdown)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "the instance of node "+name+" terminated by tidal", func(context.Context) (bool, error) {
+		for _, r := range e.srv.RequestsOf("TerminateInstanceInAutoScalingGroup") {
+			if r.Params.Get("InstanceId") == instance {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	t.Logf("node deleted %v after the instance was told shutting down", time.Since(shutdown).Round(time.Millisecond))
+	e.checkHooks(t)
 }

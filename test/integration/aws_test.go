@@ -41,13 +41,15 @@ const awsPoolLabel = "awsit.tidal.dev/pool"
 // are deleted when the instances are gone, as the kubelet and the cloud
 // node controller would do.
 type awsEnv struct {
-	client     kubernetes.Interface // of the test's cluster
-	srv        *awstest.Server
-	asg        string
-	cluster    string
-	discovery  string
-	template   *corev1.Node
-	lt         string
+	client    kubernetes.Interface // of the test's cluster
+	srv       *awstest.Server
+	asg       string
+	cluster   string
+	discovery string
+	template  *corev1.Node
+	lt        string
+	// imageParam is the SSM parameter of the launch template's image id.
+	imageParam string
 	mu         sync.Mutex
 	pools      map[string]bool
 	hookErrors []error
@@ -72,8 +74,12 @@ func startAWSEnv(t *testing.T, min, max int, opts ...awstest.Option) *awsEnv {
 	e.srv = awstest.New(append([]awstest.Option{awstest.WithLaunchDelay(700 * time.Millisecond), awstest.WithTerminateDelay(300 * time.Millisecond),
 		awstest.WithPageSize(1)}, opts...)...)
 	t.Cleanup(e.srv.Close)
+	// The image id is an SSM parameter, resolved by EC2 at each launch,
+	// as the EKS-optimized AMIs' public parameters are used.
+	e.imageParam = "/tidal-it/" + e.asg + "/image_id"
+	e.srv.SetParameter(e.imageParam, "ami-0123456789abcdef0")
 	lt := e.srv.AddLaunchTemplate(awstest.LaunchTemplate{Name: e.asg, Versions: []awstest.LaunchTemplateData{
-		{InstanceType: "m5.xlarge", ImageID: "ami-0123456789abcdef0", RootVolumeGiB: 80},
+		{InstanceType: "m5.xlarge", ImageID: "resolve:ssm:" + e.imageParam, RootVolumeGiB: 80},
 	}})
 	e.lt = lt
 	// Besides the pool: a group of this cluster the pods do not fit (no

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
@@ -247,7 +248,7 @@ func benchCloudConfig(c *benchgen.Cluster) *local.Config {
 			InstanceType: fmt.Sprintf("bench-%d", alloc.Cpu().Value()),
 			CPU:          alloc.Cpu().DeepCopy(), Memory: alloc.Memory().DeepCopy(), Pods: alloc.Pods().Value(),
 			Labels:       map[string]string{benchgen.LabelNodeGroup: g.ID},
-			PricePerHour: 0.05 * float64(alloc.Cpu().Value()),
+			PricePerHour: ptr.To(0.05 * float64(alloc.Cpu().Value())),
 		}
 		if g.Taint != nil {
 			spec.Taints = []corev1.Taint{*g.Taint}

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
@@ -18,7 +19,7 @@ import (
 func cloudConfig(name string, min, max int, delay time.Duration) *local.Config {
 	return &local.Config{NodeGroups: []local.GroupSpec{{
 		Name: name, MinSize: min, MaxSize: max, Zone: "zone-x", InstanceType: "test-2",
-		CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi"), PricePerHour: 0.1,
+		CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi"), PricePerHour: ptr.To(0.1),
 		ProvisioningDelay: local.Duration{Duration: delay},
 	}}}
 }

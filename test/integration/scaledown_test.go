@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,13 +65,23 @@ func preloadNodes(t *testing.T, groupsYAML string) {
 				return false, err
 			}
 			for i := range nodes {
-				if isReady(&nodes[i]) && len(nodes[i].Spec.Taints) == 0 {
+				if isReady(&nodes[i]) && onlyTaints(nodes[i].Spec.Taints, g.Taints) {
 					ready++
 				}
 			}
 		}
 		return ready == want, nil
 	})
+}
+
+// onlyTaints tells whether a node carries no taint but its group's own.
+func onlyTaints(taints, own []corev1.Taint) bool {
+	for _, t := range taints {
+		if !slices.ContainsFunc(own, func(o corev1.Taint) bool { return o.Key == t.Key && o.Effect == t.Effect }) {
+			return false
+		}
+	}
+	return true
 }
 
 // spread asks the scheduler (not tidal's simulation, which only runs the

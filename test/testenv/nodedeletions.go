@@ -51,7 +51,7 @@ type nodeDeletion struct {
 func WatchNodeDeletions(t *testing.T, cs kubernetes.Interface, nodeSelector string) *NodeDeletions {
 	t.Helper()
 	w := &NodeDeletions{cs: cs, pods: map[types.UID]*podSpan{}}
-	followPods(t, cs, metav1.NamespaceAll, w.onPod)
+	FollowPods(t, cs, metav1.NamespaceAll, w.onPod)
 	FollowNodes(t, cs, nodeSelector, w.onNode)
 	return w
 }

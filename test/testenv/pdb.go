@@ -32,7 +32,7 @@ func NewPDBWatcher() *PDBWatcher {
 func WatchPDBs(t *testing.T, cs kubernetes.Interface, ns string) *PDBWatcher {
 	t.Helper()
 	w := NewPDBWatcher()
-	followPods(t, cs, ns, w.Observe)
+	FollowPods(t, cs, ns, w.Observe)
 	return w
 }
 

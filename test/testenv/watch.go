@@ -61,9 +61,9 @@ func revision(obj metav1.Object) (uint64, error) {
 	return rv, nil
 }
 
-// followPods follows the pods of ns (all namespaces: "") from the test's
+// FollowPods follows the pods of ns (all namespaces: "") from the test's
 // client, the existing ones first, until the test ends.
-func followPods(t *testing.T, cs kubernetes.Interface, ns string, f func(watch.Event)) {
+func FollowPods(t *testing.T, cs kubernetes.Interface, ns string, f func(watch.Event)) {
 	t.Helper()
 	pods := cs.CoreV1().Pods(ns)
 	follow(t, func(ctx context.Context, o metav1.ListOptions) (string, []watch.Event, error) {

@@ -41,6 +41,9 @@ type xmlMixedInstancesPolicy struct {
 	LaunchTemplateSpecification xmlLaunchTemplateSpec `xml:"LaunchTemplate>LaunchTemplateSpecification"`
 	Overrides                   []xmlOverride         `xml:"LaunchTemplate>Overrides>member"`
 	OnDemandAllocationStrategy  string                `xml:"InstancesDistribution>OnDemandAllocationStrategy"`
+	OnDemandBaseCapacity        int                   `xml:"InstancesDistribution>OnDemandBaseCapacity"`
+	OnDemandPercentage          int                   `xml:"InstancesDistribution>OnDemandPercentageAboveBaseCapacity"`
+	SpotAllocationStrategy      string                `xml:"InstancesDistribution>SpotAllocationStrategy"`
 }
 
 type xmlInstance struct {
@@ -136,7 +139,11 @@ func (s *Server) xmlGroupLocked(g *group) xmlGroup {
 		x.LaunchTemplate = &spec
 	}
 	if p := g.spec.MixedInstancesPolicy; p != nil {
-		mp := &xmlMixedInstancesPolicy{LaunchTemplateSpecification: ltSpec(p.LaunchTemplate), OnDemandAllocationStrategy: "prioritized"}
+		mp := &xmlMixedInstancesPolicy{LaunchTemplateSpecification: ltSpec(p.LaunchTemplate), OnDemandAllocationStrategy: "prioritized",
+			OnDemandBaseCapacity: p.OnDemandBaseCapacity, OnDemandPercentage: 100, SpotAllocationStrategy: "price-capacity-optimized"}
+		if p.OnDemandPercentageAboveBaseCapacity != nil {
+			mp.OnDemandPercentage = *p.OnDemandPercentageAboveBaseCapacity
+		}
 		for _, o := range p.Overrides {
 			xo := xmlOverride{InstanceType: o.InstanceType}
 			if r := o.Requirements; r != nil {

@@ -60,6 +60,7 @@ type xmlLaunchTemplateData struct {
 	ImageID              string              `xml:"imageId,omitempty"`
 	InstanceRequirements *xmlEC2Requirements `xml:"instanceRequirements,omitempty"`
 	BlockDeviceMappings  []xmlEC2BlockDevice `xml:"blockDeviceMappingSet>item"`
+	MarketType           string              `xml:"instanceMarketOptions>marketType,omitempty"`
 }
 
 type xmlLaunchTemplateVersion struct {
@@ -165,6 +166,9 @@ func (s *Server) describeLaunchTemplateVersions(w http.ResponseWriter, params ur
 		if r := d.Requirements; r != nil {
 			x.LaunchTemplateData.InstanceRequirements = &xmlEC2Requirements{VCPUCount: xmlEC2Range{r.VCPUMin, r.VCPUMax},
 				MemoryMiB: xmlEC2Range{r.MemoryMiBMin, r.MemoryMiBMax}}
+		}
+		if d.Spot {
+			x.LaunchTemplateData.MarketType = "spot"
 		}
 		if d.RootVolumeGiB > 0 {
 			x.LaunchTemplateData.BlockDeviceMappings = []xmlEC2BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: d.RootVolumeGiB, VolumeType: "gp3"}}

@@ -50,6 +50,11 @@ type LaunchTemplateRef struct {
 type MixedInstancesPolicy struct {
 	LaunchTemplate LaunchTemplateRef
 	Overrides      []Override
+	// OnDemandBaseCapacity and OnDemandPercentageAboveBaseCapacity are
+	// the instances distribution; nil percentage means AWS's default, 100
+	// (all on-demand).
+	OnDemandBaseCapacity                int
+	OnDemandPercentageAboveBaseCapacity *int
 }
 
 // Override is one entry of a mixed instances policy: an instance type or
@@ -83,6 +88,8 @@ type LaunchTemplateData struct {
 	// RootVolumeGiB is the size of the first block device mapping.
 	RootVolumeGiB int
 	Requirements  *InstanceRequirements
+	// Spot sets the instance market options' market type to spot.
+	Spot bool
 }
 
 // LaunchConfiguration is a (legacy) launch configuration.
@@ -102,12 +109,15 @@ type Instance struct {
 	// LaunchTemplateVersion is the version of the group's launch template
 	// it was launched from, as a number ("" without a launch template).
 	LaunchTemplateVersion string
-	PrivateDNSName        string
-	LifecycleState        string
-	HealthStatus          string
-	LaunchTime            time.Time
-	readyAt               time.Time
-	terminateAt           time.Time
+	// ImageID is the AMI it was launched from: its launch template's,
+	// an SSM parameter's value for resolve:ssm:<name>, as of the launch.
+	ImageID        string
+	PrivateDNSName string
+	LifecycleState string
+	HealthStatus   string
+	LaunchTime     time.Time
+	readyAt        time.Time
+	terminateAt    time.Time
 }
 
 // ProviderID is the id the instance's Node carries: aws:///<zone>/<id>.

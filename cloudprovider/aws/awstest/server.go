@@ -122,14 +122,17 @@ type Server struct {
 	launchTemplates map[string]*LaunchTemplate // by id
 	launchConfigs   map[string]LaunchConfiguration
 	instanceTypes   map[string]InstanceType
+	spotPrices      []SpotPrice
 	requests        []Request
 	faults          []*requestFault
 	queues          map[string]*sqsQueue
-	onInService     Hook
-	onTerminated    Hook
-	seq             uint64
-	idBase          uint64
-	ltSeq           int
+	// parameters are the SSM parameters, by name.
+	parameters   map[string]string
+	onInService  Hook
+	onTerminated Hook
+	seq          uint64
+	idBase       uint64
+	ltSeq        int
 }
 
 // Option configures a Server.
@@ -530,6 +533,7 @@ func (s *Server) launchLocked(g *group, now time.Time) *Instance {
 		Zone:                  zone,
 		InstanceType:          s.instanceTypeLocked(g),
 		LaunchTemplateVersion: s.launchedVersionLocked(g),
+		ImageID:               s.imageLocked(g),
 		PrivateDNSName:        fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", (n>>16)&0xff, (n>>8)&0xff, n&0xff),
 		LifecycleState:        StatePending,
 		HealthStatus:          "Healthy",
@@ -580,10 +584,7 @@ func (s *Server) instanceTypeLocked(g *group) string {
 // launchedVersionLocked is the number of the launch template version the
 // group launches now, "" without a launch template.
 func (s *Server) launchedVersionLocked(g *group) string {
-	ref := g.spec.LaunchTemplate
-	if p := g.spec.MixedInstancesPolicy; p != nil {
-		ref = &p.LaunchTemplate
-	}
+	ref := g.launchTemplate()
 	if ref == nil {
 		return ""
 	}
@@ -654,6 +655,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json-1.1") {
+		s.serveSSM(w, r, body)
 		return
 	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json-1.0") {
@@ -735,6 +740,10 @@ func (s *Server) handler(action string) (h handlerFunc, service, version string)
 		return s.describeInstanceTypes, "ec2", ec2Version
 	case "DescribeLaunchTemplateVersions":
 		return s.describeLaunchTemplateVersions, "ec2", ec2Version
+	case "DescribeSpotPriceHistory":
+		return s.describeSpotPriceHistory, "ec2", ec2Version
+	case "DescribeInstances":
+		return s.describeInstances, "ec2", ec2Version
 	}
 	return nil, "", ""
 }
@@ -815,4 +824,13 @@ func (s *Server) verifySignature(r *http.Request, body []byte) (credentialScope,
 		return scope, fmt.Errorf("the request signature we calculated does not match the signature you provided")
 	}
 	return scope, nil
+}
+
+// launchTemplate is the launch template the group launches from, nil with
+// a launch configuration.
+func (g *group) launchTemplate() *LaunchTemplateRef {
+	if p := g.spec.MixedInstancesPolicy; p != nil {
+		return &p.LaunchTemplate
+	}
+	return g.spec.LaunchTemplate
 }

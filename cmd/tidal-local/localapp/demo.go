@@ -58,6 +58,9 @@ type demoPass struct {
 	stabilization time.Duration
 	// plateauHold is how long the load stays at demoMiddleLoad.
 	plateauHold time.Duration
+	// prices are the pools' prices per node-hour (pools without one are
+	// left out).
+	prices map[string]float64
 }
 
 // passResult is what the summary shows of a pass.
@@ -74,6 +77,9 @@ type passResult struct {
 	// plateauNodes: nodes at the end of the plateau at demoMiddleLoad.
 	plateauNodes int
 	nodeHours    map[string]float64
+	// endCost: what the nodes cost per hour at the end of the pass, -1
+	// when not known (a pool without pricePerHour).
+	endCost float64
 	// evictions: pods scale-down evicted during the pass; -1 when tidal's
 	// count could not be read.
 	evictions float64
@@ -99,7 +105,13 @@ func (d *demoPass) play(ctx context.Context) (res passResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() { res.nodeHours = rec.nodeHours(start, time.Now()) }()
+	defer func() {
+		res.nodeHours = rec.nodeHours(start, time.Now())
+		res.endCost = -1
+		if c, ok := costPerHour(rec.nodesNow(), d.prices); ok {
+			res.endCost = c
+		}
+	}()
 	evictedBefore, evErr := d.evictions()
 	defer func() {
 		evictedAfter, err := d.evictions()

@@ -133,6 +133,33 @@ func (r *demoRecorder) podWaits(from time.Time) (longest, total time.Duration) {
 	return longest, total
 }
 
+// nodesNow counts the nodes of each pool that have not gone.
+func (r *demoRecorder) nodesNow() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for _, t := range r.nodes {
+		if t.until.IsZero() {
+			out[t.pool]++
+		}
+	}
+	return out
+}
+
+// costPerHour is what the nodes cost per hour at the pools' prices; false
+// when a pool with nodes has no price (the cost is not known).
+func costPerHour(nodes map[string]int, prices map[string]float64) (float64, bool) {
+	total := 0.0
+	for pool, n := range nodes {
+		p, ok := prices[pool]
+		if !ok && n > 0 {
+			return 0, false
+		}
+		total += float64(n) * p
+	}
+	return total, true
+}
+
 // nodeHours returns the node-hours each pool used between from and to.
 func (r *demoRecorder) nodeHours(from, to time.Time) map[string]float64 {
 	r.mu.Lock()

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	"github.com/tidal-autoscaler/tidal/apis/autoscaling/v1alpha1"
+	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/hpa/metrics"
@@ -215,7 +216,11 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 		defer stopLoads()
 	}
 	if lo.demo {
-		story := &demoStory{client: cluster.Client, opts: runOpts, sim: sim, tl: tl, out: out}
+		prices, err := poolPrices(opts.LocalNodeGroups)
+		if err != nil {
+			return err
+		}
+		story := &demoStory{client: cluster.Client, opts: runOpts, sim: sim, tl: tl, out: out, prices: prices}
 		if err := story.play(ctx); err != nil {
 			return err
 		}
@@ -320,4 +325,21 @@ func verbosity() int {
 		}
 	}
 	return 0
+}
+
+// poolPrices are the prices per node-hour of the local cloud's pools, from
+// its node-group file (path; empty: the built-in pools); pools without
+// pricePerHour are left out.
+func poolPrices(path string) (map[string]float64, error) {
+	cfg, err := local.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, g := range cfg.NodeGroups {
+		if g.PricePerHour != nil {
+			out[g.Name] = *g.PricePerHour
+		}
+	}
+	return out, nil
 }

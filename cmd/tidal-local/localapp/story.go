@@ -27,6 +27,8 @@ type demoStory struct {
 	sim    *metrics.Simulated
 	tl     *timeline
 	out    io.Writer
+	// prices are the local pools' prices per node-hour.
+	prices map[string]float64
 }
 
 // passSettings are what a pass turns on: provision-ahead and pod deletion
@@ -75,9 +77,9 @@ func (s *demoStory) pass(ctx context.Context, n int, set passSettings) (passResu
 	addr := dialAddress(opts.Address)
 	p := &demoPass{client: s.client, sim: s.sim, tl: s.tl, ns: fmt.Sprintf("demo-%d", n), settings: set,
 		stabilization: opts.HPA.DownscaleStabilizationWindow,
-		plateauHold:   opts.ScaleDown.UnneededTime + demoHold,
-		scaleUps:      func() (float64, error) { return app.MetricSum(addr, "tidal_scale_ups_total") },
-		evictions:     func() (float64, error) { return app.MetricSum(addr, "tidal_evicted_pods_total") }}
+		plateauHold:   opts.ScaleDown.UnneededTime + demoHold, prices: s.prices,
+		scaleUps:  func() (float64, error) { return app.MetricSum(addr, "tidal_scale_ups_total") },
+		evictions: func() (float64, error) { return app.MetricSum(addr, "tidal_evicted_pods_total") }}
 	res, err := p.play(ctx)
 	if err != nil && ctx.Err() == nil {
 		s.tl.note("%s stopped: %v", p.label(), err)
@@ -133,6 +135,12 @@ func printDemoSummary(out io.Writer, results []passResult) {
 	for _, pool := range demoPools(results) {
 		add("node-hours, pool "+pool, func(r passResult) string { return fmt.Sprintf("%.4f", r.nodeHours[pool]) })
 	}
+	add("cost per hour at the end", func(r passResult) string {
+		if r.endCost < 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", r.endCost)
+	})
 	add("outcome", func(r passResult) string {
 		if r.failed != "" {
 			return "incomplete: " + r.failed

@@ -74,6 +74,7 @@ func awsConfig(opts *config.Options) (aws.Config, error) {
 		InterruptionQueue: opts.AWS.InterruptionQueue,
 
 		LaunchWatchTimeout: opts.MaxNodeProvisionTime,
+		CompareImages:      opts.ReplaceDriftedNodes,
 	}
 	for _, d := range opts.AWS.NodeGroupAutoDiscovery {
 		spec := aws.AutoDiscoverySpec{}

@@ -38,5 +38,13 @@ func FromConfig(o *config.Options) core.Options {
 		Taints:               clusterstate.Taints{Startup: slices.Concat(o.Taints.StartupTaints, o.Taints.IgnoreTaints), Status: o.Taints.StatusTaints},
 		WriteStatusConfigMap: su.WriteStatusConfigMap, StatusConfigMapName: su.StatusConfigMapName, RecordDuplicatedEvents: su.RecordDuplicatedEvents,
 		DryRun: o.DryRun, ScaleDown: core.ScaleDownOptions(sd), MinMilliCores: su.MinCores * 1000, MinMemoryBytes: su.MinMemoryGiB << 30,
+		Consolidation: consolidationOptions(o.Consolidation),
 	}
+}
+
+// consolidationOptions maps the consolidation and disruption budget flags.
+func consolidationOptions(c config.ConsolidationOptions) core.ConsolidationOptions {
+	return core.ConsolidationOptions{Replace: c.Replace, MinSavingFraction: c.MinSavingFraction, MinSavingPerHour: c.MinSavingPerHour,
+		MaxNodes: c.MaxNodes, Backoff: c.Backoff, MaxBackoff: c.MaxBackoff, Budget: c.ClusterBudget, GroupBudget: c.DefaultGroupBudget,
+		GroupBudgets: c.GroupBudgetsByGroup}
 }

@@ -1,0 +1,136 @@
+package simulator
+
+import (
+	"context"
+	"math"
+
+	corev1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// blockSize is how many consecutive nodes of a kind's list share one
+// record of the most room left.
+const blockSize = 32
+
+// NodeIndex is a node list indexed for placing pod groups on it, so that a
+// group looks only at the nodes it can fit on rather than at every node:
+//
+//   - by kind of pod (PlacementKey): only the nodes whose taints and labels
+//     admit the group's pods (Admitting), listed once per kind;
+//   - by room: within a kind's list, a run of blockSize nodes is passed
+//     over at once when even the roomiest of them lacks cpu, memory or a
+//     pod slot for the group's pod.
+//
+// The nodes passed over are those the pre-check and Filter plugins refuse
+// anyway, and the others keep their order, so a search finds the very node
+// FindNode finds on the whole list. Every change to a node's pods while the
+// index is in use must be told with Update (PlaceGroupIndexed does).
+type NodeIndex struct {
+	nodes []fwk.NodeInfo
+	at    map[string]int
+	kinds map[string]*kindNodes
+	key   []byte
+}
+
+// kindNodes are the nodes admitting one kind of pod, with the most room
+// left in each block of them.
+type kindNodes struct {
+	nodes []fwk.NodeInfo
+	// slot is, for each node of the index, its place in nodes, or -1.
+	slot []int32
+	room []room
+}
+
+// room is what a node has left (or, for a block, the most any of its
+// nodes has left) of cpu (millicores), memory (bytes) and pod slots.
+type room struct{ cpu, mem, pods int64 }
+
+// NewNodeIndex indexes nodes, in their order. Kinds are listed as groups
+// ask for them.
+func NewNodeIndex(nodes []fwk.NodeInfo) *NodeIndex {
+	at := make(map[string]int, len(nodes))
+	for i, ni := range nodes {
+		at[ni.Node().Name] = i
+	}
+	return &NodeIndex{nodes: nodes, at: at, kinds: map[string]*kindNodes{}}
+}
+
+// kind returns the nodes admitting pod's kind, listing them the first time.
+func (ix *NodeIndex) kind(pod *corev1.Pod) *kindNodes {
+	ix.key = PlacementKey(ix.key[:0], pod)
+	if k, ok := ix.kinds[string(ix.key)]; ok {
+		return k
+	}
+	k := &kindNodes{nodes: Admitting(pod, ix.nodes), slot: make([]int32, len(ix.nodes))}
+	for i := range k.slot {
+		k.slot[i] = -1
+	}
+	for i, ni := range k.nodes {
+		k.slot[ix.at[ni.Node().Name]] = int32(i)
+	}
+	k.room = make([]room, (len(k.nodes)+blockSize-1)/blockSize)
+	for b := range k.room {
+		k.measure(b)
+	}
+	ix.kinds[string(ix.key)] = k
+	return k
+}
+
+// Update brings the index up to date after the pods of the named node
+// changed.
+func (ix *NodeIndex) Update(name string) {
+	i, ok := ix.at[name]
+	if !ok {
+		return
+	}
+	for _, k := range ix.kinds {
+		if s := k.slot[i]; s >= 0 {
+			k.measure(int(s) / blockSize)
+		}
+	}
+}
+
+// measure records the most room left in block b.
+func (k *kindNodes) measure(b int) {
+	var most room
+	for _, ni := range k.nodes[b*blockSize : min((b+1)*blockSize, len(k.nodes))] {
+		r := roomOf(ni)
+		most = room{max(most.cpu, r.cpu), max(most.mem, r.mem), max(most.pods, r.pods)}
+	}
+	k.room[b] = most
+}
+
+// roomOf is what the node has left; unbounded for a NodeInfo the
+// pre-check does not read.
+func roomOf(ni fwk.NodeInfo) room {
+	n, ok := ni.(*framework.NodeInfo)
+	if !ok {
+		return room{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+	}
+	have, used := n.Allocatable, n.Requested
+	return room{have.MilliCPU - used.MilliCPU, have.Memory - used.Memory, int64(have.AllowedPodNumber - len(n.Pods))}
+}
+
+// admits is false when the pre-check (ResourcesFit) surely refuses the
+// pod on every node of a block with room r.
+func (r room) admits(req *framework.Resource) bool {
+	return r.pods >= 1 && !(req.MilliCPU > 0 && r.cpu < req.MilliCPU) && !(req.Memory > 0 && r.mem < req.Memory)
+}
+
+// PlaceGroupIndexed is PlaceGroup on the index's nodes, with the same
+// placements: each pod goes to the node PlaceGroup would choose on the
+// whole list.
+func (c *Checker) PlaceGroupIndexed(ctx context.Context, gc *GroupCheck, pods []*corev1.Pod, ix *NodeIndex) (placed []Placed, unplaced []*corev1.Pod, err error) {
+	if gc.Status != nil {
+		return nil, pods, nil
+	}
+	k := ix.kind(gc.Pod)
+	find := func(cur *Cursor) fwk.NodeInfo {
+		if idx := c.find(ctx, gc, k.nodes, k.room, cur); idx >= 0 {
+			return k.nodes[idx]
+		}
+		return nil
+	}
+	return c.placeGroup(ctx, gc, pods, len(k.nodes), find, ix.Update)
+}

@@ -1,0 +1,56 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// scaleDownWaves runs a group of six 4-CPU nodes, each at 1.5 CPU of two
+// workloads, under tidal with the extra flags, until scale-down has taken
+// it to at most four nodes, and measures how many pods were Pending at once
+// meanwhile and how many were evicted. Every evicted pod must find room on
+// the nodes that stay: no scale-up runs, every replica runs at the end.
+func scaleDownWaves(t *testing.T, prefix string, flags ...string) {
+	deleteNodesOnCleanup(t, prefix+"-")
+	ns := newNamespace(t)
+	group := prefix + "-a"
+	groups := fmt.Sprintf("nodeGroups:\n- {name: %s, minSize: 1, maxSize: 8, initialSize: 6, zone: z, cpu: '4', memory: 16Gi, provisioningDelay: 200ms}\n", group)
+	preloadNodes(t, groups)
+	createDeployment(t, spread(deployment(ns, "web", 6, "1", "512Mi")))
+	createDeployment(t, spread(deployment(ns, "api", 6, "500m", "512Mi")))
+	waitRunning(t, ns, "web", 6, 60*time.Second)
+	waitRunning(t, ns, "api", 6, 60*time.Second)
+	pending := watchPending(t, ns)
+	tl := startTidal(t, append(append(append([]string{}, scaleDownFlags...), "--scale-down-unneeded-time=1s",
+		"--local-node-groups="+writeGroups(t, groups)), flags...)...)
+	poll(t, 120*time.Second, "the group down to four nodes at most", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(t, ctx, group)
+		return len(nodes) <= 4, err
+	})
+	waitRunning(t, ns, "web", 6, 60*time.Second)
+	waitRunning(t, ns, "api", 6, 60*time.Second)
+	evicted, _ := metricValue(tl.Address, `tidal_evicted_pods_total{eviction_result="succeeded"}`)
+	scaledUp, _ := metricValue(tl.Address, fmt.Sprintf(`tidal_scaled_up_nodes_total{node_group=%q}`, group))
+	nodes, _ := groupNodes(t, context.Background(), group)
+	t.Logf("flags %v: %d nodes left, %v pods evicted, at most %d pod(s) Pending at once", flags, len(nodes), evicted, pending.Peak())
+	if scaledUp != 0 {
+		t.Fatalf("%v nodes added during the scale-down: an evicted pod found no room on the nodes that stay", scaledUp)
+	}
+	if evicted == 0 {
+		t.Fatal("no pod evicted: the scale-down drained nothing, nothing was measured")
+	}
+}
+
+func TestScaleDownWavesFindRoomAtOnce(t *testing.T) {
+	parallel(t)
+	scaleDownWaves(t, "wv")
+}
+
+// TestScaleDownOneDrainAtATimeFindsRoomAtOnce is the same with one drain at
+// a time, as Cluster Autoscaler drains.
+func TestScaleDownOneDrainAtATimeFindsRoomAtOnce(t *testing.T) {
+	parallel(t)
+	scaleDownWaves(t, "wv1", "--max-drain-parallelism=1")
+}
