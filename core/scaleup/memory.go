@@ -96,6 +96,12 @@ func inputKey(in Input) (uint64, error) {
 	}
 	slices.Sort(notReady)
 	fmt.Fprintf(h, "%q|", notReady)
+	cleared := make([]string, 0, len(in.Cleared))
+	for uid, node := range in.Cleared {
+		cleared = append(cleared, string(uid)+"="+node)
+	}
+	slices.Sort(cleared)
+	fmt.Fprintf(h, "%q|", cleared)
 	for _, g := range in.Pending {
 		fmt.Fprintf(h, "%q:", g.Key)
 		for _, p := range g.Pods {

@@ -50,6 +50,13 @@ type Input struct {
 	NotReady map[string]bool
 	// Pending are the unschedulable pods, grouped, most important first.
 	Pending []*simulator.PodGroup
+	// Cleared maps pending pods whose nomination tidal set was cleared to
+	// the node it named. The scheduler clears a nomination each time it
+	// finds no node for the pod, as it does while the node still starts;
+	// such a pod is placed on that node (or the copy standing for it)
+	// first while it fits there, so it is nominated to the same node again
+	// rather than to the first node with room for its kind.
+	Cleared map[types.UID]string
 	Groups  []Group
 	Limits  Limits
 	Chain   *expander.Chain
@@ -313,13 +320,17 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 			ready = append(ready, ni)
 		}
 	}
+	pods, err := d.placeCleared(ctx, ready)
+	if err != nil {
+		return nil, err
+	}
 	// Each group looks only at the ready nodes it can fit on (same answers
 	// as the whole list, see simulator.NodeIndex).
 	nodes := simulator.NewNodeIndex(ready)
 	var remaining []pending
-	for i, g := range d.in.Pending {
+	for i, g := range pods {
 		if i > 0 && passed(d.filterDeadline) {
-			for _, g := range d.in.Pending[i:] {
+			for _, g := range pods[i:] {
 				d.skip(g, g.Pods)
 			}
 			break
