@@ -55,6 +55,27 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 	d.nominatedTo.set(res.Next)
 }
 
+// clearedNominations maps the pending pods whose nomination tidal set has
+// been cleared since to the node it named, while that node may still hold
+// one. The scheduler clears a nomination each time it finds no node for the
+// pod, as it does while the node still starts (it is tainted): the decision
+// places such pods on that node first, so they are nominated to it again
+// and not to whichever node the packing reaches first.
+func (d *Decider) clearedNominations(o *observation) map[types.UID]string {
+	if !d.opts.NominatePlannedPods || len(d.mem.nominations) == 0 {
+		return nil
+	}
+	targets := d.nominationTargets(o)
+	out := map[types.UID]string{}
+	for uid, n := range d.mem.nominations {
+		p, err := d.observer.pods.Pods(n.Namespace).Get(n.Name)
+		if err == nil && p.UID == uid && targets[n.Node] && IsPending(p) {
+			out[uid] = n.Node
+		}
+	}
+	return out
+}
+
 // nominatedNodes are the nodes tidal's standing nominations name, for the
 // informers' handlers: a node of them going wakes the loop, so its pods
 // get another node at once. Safe for concurrent use.
