@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +83,10 @@ func waitNominated(t *testing.T, ns, prefix string, want int) map[string]string 
 }
 
 // releaseNodes takes the startup taint off the group's nodes one by one,
-// each once the pods that can go to the one before are bound.
+// each once the pods that can go to the one before are bound and every
+// pending pod is nominated again: the scheduler clears the nominations of
+// the pods it finds no node for (those of the nodes still starting) each
+// time a node comes, and tidal sets them again.
 func releaseNodes(t *testing.T, ns, group string) {
 	t.Helper()
 	nodes, err := groupNodes(t, context.Background(), group)
@@ -92,6 +97,10 @@ func releaseNodes(t *testing.T, ns, group string) {
 		if !hasTaintKey(&nodes[i], nominationStartupTaint) {
 			continue
 		}
+		poll(t, 30*time.Second, "every pending pod nominated before "+nodes[i].Name+" can take pods", func(ctx context.Context) (bool, error) {
+			got, err := nominations(ctx, t, ns)
+			return err == nil && !slices.Contains(slices.Collect(maps.Values(got)), ""), err
+		})
 		removeTaint(t, nodes[i].Name, nominationStartupTaint)
 		poll(t, 30*time.Second, "pods bound to "+nodes[i].Name, func(ctx context.Context) (bool, error) {
 			pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
