@@ -126,7 +126,7 @@ func (ob *observer) observe(ctx context.Context) (*observation, error) {
 		return nil, fmt.Errorf("%w: list pods: %v", errAPI, err)
 	}
 	for _, p := range pods {
-		if IsPending(p) || nominatedToMissing(p, o.snapshot) {
+		if ob.waits(p, o.snapshot) {
 			o.pending = append(o.pending, p)
 			if IsUnschedulable(p) {
 				o.unschedulable++
@@ -191,6 +191,15 @@ func (ob *observer) timed(function string, f func() error) error {
 	err := f()
 	ob.metrics.Observe(function, ob.clock.Since(start))
 	return err
+}
+
+// waits reports whether p waits for a node in this iteration: pending, or
+// nominated to a node the cluster does not have. A pod the synced snapshot
+// still counts on a node changed after the sync (its nomination was
+// cleared): it waits from the next iteration on, and is not counted twice
+// in this one.
+func (ob *observer) waits(p *corev1.Pod, snap *simulator.Snapshot) bool {
+	return IsPending(p) && !ob.live.holds(p.UID) || nominatedToMissing(p, snap)
 }
 
 // nominatedToMissing reports whether p would be pending but for its
