@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/nominate"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
@@ -148,13 +150,16 @@ func TestNominatedPodsBindToTheirPlannedNodes(t *testing.T) {
 // nominatedMix runs tidal with flags on a group of its own (named group)
 // for mixedPods, and waits until the 4 pods are nominated to the 2 nodes
 // of the plan, each with a big and a small pod, the nodes still starting.
+// Nominations are on by default: tidal reads the embedded API server's
+// version (v1.36.3 as the Makefile's ldflags set it) and finds it 1.35 or
+// later.
 func nominatedMix(t *testing.T, group string, maxSize int, flags []string) (string, *tidal, map[string]string) {
 	t.Helper()
 	groups := nominationGroups(t, group, maxSize)
 	ns := newNamespace(t)
 	testenv.DumpOnFailure(t, cluster(t).Client, ns, group+"-")
 	mixedPods(t, ns)
-	tl := startTidal(t, append(flags, "--local-node-groups="+groups, "--nominate-planned-pods=true")...)
+	tl := startTidal(t, append(flags, "--local-node-groups="+groups)...)
 	nominated := waitNominated(t, ns, group+"-", 4)
 	byNode := map[string][]string{}
 	for pod, node := range nominated {
@@ -241,10 +246,7 @@ func TestClearedNominationIsRestored(t *testing.T) {
 func TestPodsOfANodeGoneBeforeBindingGetAnotherNode(t *testing.T) {
 	parallel(t)
 	ns, tl, nominated := nominatedMix(t, "ng", 5, wakeOnlyFlags)
-	var gone string
-	for _, node := range nominated {
-		gone = node
-	}
+	gone := someNode(nominated)
 	if err := cluster(t).Client.CoreV1().Nodes().Delete(context.Background(), gone, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete node %s: %v", gone, err)
 	}
@@ -273,4 +275,46 @@ func TestPodsOfANodeGoneBeforeBindingGetAnotherNode(t *testing.T) {
 	releaseNodes(t, ns, "ng")
 	assertBoundAsNominated(t, ns, nominated)
 	assertRequested(t, tl, "ng", 2, 3)
+}
+
+// TestWithdrawnPlanClearsItsNominations: one of the 2 planned nodes, still
+// starting, is marked for deletion (as a scale-down marks a node it
+// removes), and the group may not grow past them. The plan for its pods no
+// longer stands: their nominations are withdrawn and not set again over
+// the iterations that follow, while the pods nominated to the other node
+// keep theirs. (The scheduler may clear some of them too, when a node
+// event makes it try the pods; tidal must then not set them again.)
+func TestWithdrawnPlanClearsItsNominations(t *testing.T) {
+	parallel(t)
+	ns, tl, nominated := nominatedMix(t, "nw", 2, scaleUpFlags)
+	marked := someNode(nominated)
+	updateNode(t, marked, func(n *corev1.Node) {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: scaledown.ToBeDeletedTaint, Value: "1700000000", Effect: corev1.TaintEffectNoSchedule})
+	})
+	want := map[string]string{}
+	for pod, node := range nominated {
+		if node != marked {
+			want[pod] = node
+		} else {
+			want[pod] = ""
+		}
+	}
+	var got map[string]string
+	poll(t, 30*time.Second, "the nominations to "+marked+" withdrawn, the others standing", func(ctx context.Context) (bool, error) {
+		var err error
+		got, err = nominations(ctx, t, ns)
+		return err == nil && maps.Equal(got, want), err
+	})
+	waitIterations(t, tl, 3)
+	if got, err := nominations(context.Background(), t, ns); err != nil || !maps.Equal(got, want) {
+		t.Fatalf("3 iterations after the withdrawal, nominations %v (%v), want %v", got, err, want)
+	}
+}
+
+// someNode is one of the nodes the pods are nominated to.
+func someNode(nominated map[string]string) string {
+	for _, node := range nominated {
+		return node
+	}
+	return ""
 }
