@@ -56,20 +56,22 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 }
 
 // clearedNominations maps the pending pods whose nomination tidal set has
-// been cleared since to the node it named, while that node may still hold
-// one. The scheduler clears a nomination each time it finds no node for the
-// pod, as it does while the node still starts (it is tainted): the decision
-// places such pods on that node first, so they are nominated to it again
-// and not to whichever node the packing reaches first.
-func (d *Decider) clearedNominations(o *observation) map[types.UID]string {
+// been cleared since to the node it named, while that node still starts
+// (one of starting).
+// The scheduler clears a nomination each time it finds no node for the
+// pod, as it does while the node is tainted, which says nothing of the
+// plan: the decision places such pods on that node first, so they are
+// nominated to it again and not to whichever node the packing reaches
+// first. (Cleared from a node that can take pods, a nomination says the
+// scheduler tried the pod there and failed: no preference is kept.)
+func (d *Decider) clearedNominations(starting map[string]bool) map[types.UID]string {
 	if !d.opts.NominatePlannedPods || len(d.mem.nominations) == 0 {
 		return nil
 	}
-	targets := d.nominationTargets(o)
 	out := map[types.UID]string{}
 	for uid, n := range d.mem.nominations {
 		p, err := d.observer.pods.Pods(n.Namespace).Get(n.Name)
-		if err == nil && p.UID == uid && targets[n.Node] && IsPending(p) {
+		if err == nil && p.UID == uid && starting[n.Node] && IsPending(p) {
 			out[uid] = n.Node
 		}
 	}

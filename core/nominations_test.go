@@ -83,9 +83,10 @@ func TestDeciderNominatesWaitersToTheirGroupsNodes(t *testing.T) {
 }
 
 // The pods whose nomination tidal set was cleared since are handed to the
-// decision with the node it named, while that node may hold a nomination:
-// not a pod still nominated, nor one nominated to a node that cannot, nor
-// one bound; none with nominations off.
+// decision with the node it named, while that node still starts: not a pod
+// still nominated, nor one cleared from a node that does not start (gone,
+// or ready: the scheduler tried the pod there), nor one bound; none with
+// nominations off.
 func TestClearedNominationsNameTheirNode(t *testing.T) {
 	pod := func(name, nominated, bound string) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
@@ -100,16 +101,15 @@ func TestClearedNominationsNameTheirNode(t *testing.T) {
 		}
 		node := "n1"
 		if p.Name == "gone-node" {
-			node = "n9"
+			node = "n9" // gone, or ready
 		}
 		state[p.UID] = nominate.Nomination{Namespace: "ns", Name: p.Name, Node: node}
 	}
 	state["deleted"] = nominate.Nomination{Namespace: "ns", Name: "deleted", Node: "n1"}
-	o := &observation{observed: map[string]clusterstate.NodeObservation{"n1": {Name: "n1", Ready: true}}}
 	for _, on := range []bool{true, false} {
 		d := &Decider{opts: Options{NominatePlannedPods: on}, observer: &observer{pods: corelisters.NewPodLister(indexer)}}
 		d.mem.nominations = state
-		got := d.clearedNominations(o)
+		got := d.clearedNominations(map[string]bool{"n1": true})
 		want := map[types.UID]string{"cleared": "n1"}
 		if !on {
 			want = map[types.UID]string{}

@@ -27,7 +27,7 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 	podGroups := scaleup.OrderGroups(d.keys.Group(pods), d.mem.unfinished)
 	groups := decisionGroups(o, d.state, d.sched)
 	avoided := d.avoided(groups)
-	cleared := d.clearedNominations(o)
+	cleared := d.clearedNominations(d.startingNodes(o))
 	for attempt := 0; ; attempt++ {
 		pricing, _ := d.cloud.Pricing()
 		ectx := expanderContext(o, groups, d.mem.rnd.Uint64(), d.prio.current(), pricing)

@@ -27,12 +27,18 @@ func (o *observation) starting(view clusterstate.GroupView) []string {
 // nominationTargets are the nodes a nomination may stand on: those that
 // can take pods now and those still starting.
 func (d *Decider) nominationTargets(o *observation) map[string]bool {
-	out := map[string]bool{}
+	out := d.startingNodes(o)
 	for name, obs := range o.observed {
 		if obs.Ready {
 			out[name] = true
 		}
 	}
+	return out
+}
+
+// startingNodes are the groups' registered nodes still starting.
+func (d *Decider) startingNodes(o *observation) map[string]bool {
+	out := map[string]bool{}
 	for _, g := range o.groups {
 		for _, name := range o.starting(d.state.Group(g.group.Id())) {
 			out[name] = true
