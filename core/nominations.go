@@ -56,11 +56,10 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 }
 
 // clearedNominations maps the pending pods whose nomination tidal set has
-// been cleared since to the node it named, while that node still starts
-// (one of starting).
-// The scheduler clears a nomination each time it finds no node for the
-// pod, as it does while the node is tainted, which says nothing of the
-// plan: the decision places such pods on that node first, so they are
+// been cleared since to the node it named, while that node is one of
+// starting. The scheduler clears a nomination each time it finds no node
+// for the pod, as it does while the node is tainted, which says nothing of
+// the plan: the decision places such pods on that node first, so they are
 // nominated to it again and not to whichever node the packing reaches
 // first. (Cleared from a node that can take pods, a nomination says the
 // scheduler tried the pod there and failed: no preference is kept.)
