@@ -34,12 +34,13 @@ func ParsePlacement(s string) (Placement, error) {
 }
 
 // maxSchedulerSteps bounds how many nodes the scheduler-like placement adds
-// to the plan's, one at a time. maxReportedPairs bounds the pods times the
-// planned nodes it places when the count is only reported
-// (PlacementPlan): every decision pays for it.
+// to the plan's, one at a time. maxReportedPairs bounds the pods it places
+// times the nodes it scores them on (the cluster's and the planned ones)
+// when the count is only reported (PlacementPlan): every decision pays for
+// it.
 const (
 	maxSchedulerSteps = 32
-	maxReportedPairs  = 20_000
+	maxReportedPairs  = 5_000
 )
 
 // schedulerPlacement measures how many nodes the scheduler would need for
@@ -57,7 +58,7 @@ func (d *decision) schedulerPlacement(ctx context.Context, remaining []pending) 
 	nodes := sum(planned)
 	pods := onlyHelped(remaining, group)
 	if nodes == 0 || nodes > maxWholePlanNodes || len(group) > maxWholePlanPods ||
-		(d.in.Placement != PlacementScheduler && nodes*len(group) > maxReportedPairs) {
+		(d.in.Placement != PlacementScheduler && (d.in.Checker.Snapshot().Len()+nodes)*len(group) > maxReportedPairs) {
 		return nil
 	}
 	extra := map[string]int{}
