@@ -76,6 +76,9 @@ type Input struct {
 	// MaxGroupBinpacking bounds each group's estimate within the decision
 	// (--max-nodegroup-binpacking-duration); zero means no bound of its own.
 	MaxGroupBinpacking time.Duration
+	// Placement chooses the node count the scale-ups ask for: the plan's
+	// packing (the default), or what the scheduler's own placement needs.
+	Placement Placement
 	// greedyOnly keeps the rounds' plan without comparing packings (to
 	// measure what the comparison gains).
 	greedyOnly bool
@@ -110,6 +113,12 @@ type Plan struct {
 	// what the rounds planned, when packings were compared.
 	Planner     string
 	GreedyNodes int
+	// SchedulerNodes is how many new nodes the scheduler's default scoring
+	// needs to place every pod the scale-ups help, all nodes there at once,
+	// and PlanNodes the plan's own count then; zero when not measured (see
+	// schedulerPlacement). With PlacementScheduler the scale-ups ask for
+	// SchedulerNodes.
+	SchedulerNodes, PlanNodes int
 	// hadOptions is set when some round offered the expander a choice.
 	hadOptions bool
 }
@@ -206,6 +215,9 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 	}
 	d.placed = d.placed[:b.placed]
 	if err := d.wholePlan(ctx, remaining, b); err != nil {
+		return nil, err
+	}
+	if err := d.schedulerPlacement(ctx, remaining); err != nil {
 		return nil, err
 	}
 	d.plan.Timings.Total = time.Since(d.start)
