@@ -227,6 +227,10 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 		if err := playZeroDemo(ctx, cluster.Client, cluster.Config, runOpts, sim, tl, out); err != nil {
 			return err
 		}
+		cons := &consolidationDemo{client: cluster.Client, opts: runOpts, sim: sim, tl: tl, prices: prices}
+		if err := playConsolidationDemo(ctx, cons, out); err != nil {
+			return err
+		}
 		if !lo.keepRunning || ctx.Err() != nil {
 			return nil
 		}
