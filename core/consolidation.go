@@ -53,6 +53,7 @@ func (d *Decider) consolidate(ctx context.Context, o *observation, report *Itera
 	cr := &consolidationReport{}
 	report.consolidation = cr
 	defer d.endStep(cr)
+	d.finish(ctx, o)
 	if d.mem.consolidation.InFlight != nil {
 		return d.advance(ctx, o, cr)
 	}
@@ -204,7 +205,37 @@ func (d *Decider) settle(ctx context.Context, o *observation, cr *consolidationR
 	}
 	klog.FromContext(ctx).Info("Replacement settled; its nodes are no longer held", "old", f.Nodes(), "new", f.New, "nodeGroup", f.Group,
 		"note", why)
-	d.mem.consolidation = d.mem.consolidation.Done()
+	d.mem.consolidation = d.mem.consolidation.Done(o.now)
+}
+
+// oldNodesGoneWithin bounds the wait for a settled replacement's old Node
+// objects to go: the cloud node controller deletes them within a minute or
+// two of their instances; one still there after this was kept (its removal
+// failed).
+const oldNodesGoneWithin = 10 * time.Minute
+
+// finish counts the settled replacements whose old nodes are gone as done,
+// their saving made, and those whose old nodes stay as kept.
+func (d *Decider) finish(ctx context.Context, o *observation) {
+	st := d.mem.consolidation
+	if len(st.Finishing) == 0 {
+		return
+	}
+	present := map[string]bool{}
+	for _, n := range o.nodes {
+		present[n.Name] = true
+	}
+	left, done, kept := consolidate.Finished(st.Finishing, func(n string) bool { return present[n] }, o.now, oldNodesGoneWithin)
+	for _, f := range done {
+		d.metrics.Replacement(f.Kind, "done", f.Saving)
+	}
+	for _, f := range kept {
+		klog.FromContext(ctx).Info("Replacement's old nodes are still there; its saving is not counted as done", "old", f.Old,
+			"after", oldNodesGoneWithin)
+		d.metrics.Replacement(f.Kind, "kept", f.Saving)
+	}
+	st.Finishing = left
+	d.mem.consolidation = st
 }
 
 // consolidationInput is what consolidate.Decide and Recheck read, but the

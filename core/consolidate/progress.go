@@ -15,6 +15,9 @@ type State struct {
 	// double the wait.
 	BackoffUntil time.Time
 	Failures     int
+	// Finishing are the replacements that settled, until their old nodes
+	// are gone (Finished).
+	Finishing []Finishing
 }
 
 // InFlight is a replacement whose new nodes were requested.
@@ -117,8 +120,12 @@ func (s State) Drain(now time.Time, newNodes []string) State {
 	return s
 }
 
-// Done is s after a replacement settled: nothing is held any more.
-func (s State) Done() State {
+// Done is s after the replacement in flight settled at now: nothing is
+// held any more, and it is finishing until its old nodes are gone.
+func (s State) Done(now time.Time) State {
+	if f := s.InFlight; f != nil {
+		s.Finishing = append(slices.Clone(s.Finishing), Finishing{Kind: f.Kind, Old: f.Nodes(), Saving: f.Saving, Settled: now})
+	}
 	s.InFlight, s.Failures = nil, 0
 	return s
 }

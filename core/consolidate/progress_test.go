@@ -54,8 +54,48 @@ func TestStateBacksOff(t *testing.T) {
 	if !s.BackoffUntil.Equal(now.Add(10 * time.Minute)) {
 		t.Fatalf("after six failures: until %v, want capped at 10m", s.BackoffUntil)
 	}
-	if s = s.Done(); s.Failures != 0 {
+	if s = s.Done(now); s.Failures != 0 {
 		t.Fatalf("done: %+v, want failures reset", s)
+	}
+}
+
+// TestDoneIsFinishing: a settled replacement waits, with its kind, old
+// nodes and saving, for its old nodes to go.
+func TestDoneIsFinishing(t *testing.T) {
+	s := State{InFlight: &InFlight{Replacement: Replacement{Kind: KindMulti, Saving: 0.62,
+		Old: []Old{{Node: "big-0"}, {Node: "big-1"}}}}, Finishing: []Finishing{{Kind: KindSingle, Old: []string{"x"}}}}
+	s = s.Done(now)
+	if s.InFlight != nil || len(s.Finishing) != 2 {
+		t.Fatalf("after Done: %+v, want nothing in flight and two finishing", s)
+	}
+	if f := s.Finishing[1]; f.Kind != KindMulti || f.Saving != 0.62 || strings.Join(f.Old, ",") != "big-0,big-1" || !f.Settled.Equal(now) {
+		t.Fatalf("finishing %+v, want the multi replacement of big-0,big-1 saving 0.62 settled now", f)
+	}
+}
+
+// TestFinished: a settled replacement is done once every old node is gone
+// (not when one of two is), kept when one is still there after the
+// timeout.
+func TestFinished(t *testing.T) {
+	timeout := 10 * time.Minute
+	fs := []Finishing{
+		{Kind: KindSingle, Old: []string{"gone"}, Saving: 0.31, Settled: now},
+		{Kind: KindMulti, Old: []string{"gone", "there"}, Saving: 0.5, Settled: now},
+		{Kind: KindSingle, Old: []string{"there"}, Saving: 0.2, Settled: now.Add(-timeout)},
+	}
+	present := func(n string) bool { return n == "there" }
+	left, done, kept := Finished(fs, present, now, timeout)
+	if len(done) != 1 || done[0].Saving != 0.31 {
+		t.Fatalf("done %+v, want only the replacement whose old node is gone", done)
+	}
+	if len(left) != 1 || left[0].Saving != 0.5 {
+		t.Fatalf("left %+v, want the multi replacement with one old node still there", left)
+	}
+	if len(kept) != 1 || kept[0].Saving != 0.2 {
+		t.Fatalf("kept %+v, want the replacement whose old node is still there after %v", kept, timeout)
+	}
+	if left, done, kept := Finished(nil, present, now, timeout); len(left)+len(done)+len(kept) != 0 {
+		t.Fatal("nothing finishing finishes nothing")
 	}
 }
 

@@ -17,11 +17,11 @@ func newConsolidationMetrics(reg prometheus.Registerer) *consolidationMetrics {
 		}),
 		saving: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidal_consolidation_saving_per_hour_total",
-			Help: "Saving per hour of replacements, by stage: started (new nodes requested), done (old nodes handed to their drains).",
+			Help: "Saving per hour of replacements, by stage: started (new nodes requested), done (the replacement settled and its old nodes are gone).",
 		}, []string{"stage"}),
 		replacements: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidal_consolidation_replacements_total",
-			Help: "Replacements by kind (single, multi) and result: started, drained, timed_out, stopped (a pod would not land), abandoned, refused.",
+			Help: "Replacements by kind (single, multi) and result: started, drained, done (old nodes gone), kept (an old node still there after its drain), timed_out, stopped (a pod would not land), abandoned, refused.",
 		}, []string{"kind", "result"}),
 	}
 	reg.MustRegister(m.proposed, m.saving, m.replacements)
@@ -31,14 +31,12 @@ func newConsolidationMetrics(reg prometheus.Registerer) *consolidationMetrics {
 // ConsolidationProposed sets what the last proposed replacements save.
 func (m *Metrics) ConsolidationProposed(perHour float64) { m.consolidation.proposed.Set(perHour) }
 
-// Replacement counts a replacement's result; started and drained add its
+// Replacement counts a replacement's result; started and done add its
 // saving to the stage's total.
 func (m *Metrics) Replacement(kind, result string, saving float64) {
 	m.consolidation.replacements.WithLabelValues(kind, result).Inc()
 	switch result {
-	case "started":
-		m.consolidation.saving.WithLabelValues("started").Add(saving)
-	case "drained":
-		m.consolidation.saving.WithLabelValues("done").Add(saving)
+	case "started", "done":
+		m.consolidation.saving.WithLabelValues(result).Add(saving)
 	}
 }

@@ -93,6 +93,12 @@ func TestConsolidationReplacesHalfFullNodesByCheaperOnes(t *testing.T) {
 	if violations, _ := watcher.Result(); len(violations) > 0 {
 		t.Fatalf("%d PDB violations, first: %v", len(violations), violations[0])
 	}
+	// The saving is done once both replacements settled and their old
+	// nodes are gone: an iteration or a few after the last old node went.
+	poll(t, 30*time.Second, "the saving of both replacements done", func(ctx context.Context) (bool, error) {
+		done, _ := metricValue(tl.Address, `tidal_consolidation_replacements_total{kind="single",result="done"}`)
+		return done == 2, nil
+	})
 	drained, _ := metricValue(tl.Address, `tidal_consolidation_replacements_total{kind="single",result="drained"}`)
 	saving, _ := metricValue(tl.Address, `tidal_consolidation_saving_per_hour_total{stage="done"}`)
 	if drained != 2 || saving < 0.61 || saving > 0.63 {

@@ -1,12 +1,14 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -87,16 +89,27 @@ func (d *drainTimeline) String() string {
 }
 
 // pendingPeak follows a namespace's pods and records the most that were
-// waiting for a node at once: created, not bound, not deleted.
+// waiting for a node at once: created, not bound, not deleted; and the pods
+// deleted that were not there when it began (moved pods removed again).
 type pendingPeak struct {
 	mu      sync.Mutex
 	waiting map[types.UID]bool
 	peak    int
+	// originals are the pods there when the watch began; again the pods
+	// created since that were deleted.
+	originals, again map[types.UID]bool
 }
 
 func watchPending(t *testing.T, ns string) *pendingPeak {
 	t.Helper()
-	p := &pendingPeak{waiting: map[types.UID]bool{}}
+	p := &pendingPeak{waiting: map[types.UID]bool{}, originals: map[types.UID]bool{}, again: map[types.UID]bool{}}
+	pods, err := cluster(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list the pods of %s: %v", ns, err)
+	}
+	for _, pod := range pods.Items {
+		p.originals[pod.UID] = true
+	}
 	testenv.FollowPods(t, cluster(t).Client, ns, p.onPod)
 	return p
 }
@@ -108,12 +121,24 @@ func (p *pendingPeak) onPod(ev watch.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if gone := ev.Type == watch.Deleted || pod.DeletionTimestamp != nil; gone && !p.originals[pod.UID] {
+		p.again[pod.UID] = true
+	}
 	if ev.Type == watch.Deleted || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
 		delete(p.waiting, pod.UID)
 		return
 	}
 	p.waiting[pod.UID] = true
 	p.peak = max(p.peak, len(p.waiting))
+}
+
+// DeletedAgain counts the pods created since the watch began that were
+// deleted: with the replica counts fixed, a pod evicted once more after its
+// replica had moved.
+func (p *pendingPeak) DeletedAgain() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.again)
 }
 
 // Peak is the most pods pending at once so far.

@@ -12,7 +12,10 @@ import (
 // it to at most four nodes, and measures how many pods were Pending at once
 // meanwhile and how many were evicted. Every evicted pod must find room on
 // the nodes that stay: no scale-up runs, every replica runs at the end.
-func scaleDownWaves(t *testing.T, prefix string, flags ...string) {
+// drains is --max-drain-parallelism: pods Pending at once are at most the
+// two pods of each node drained at once. No pod is evicted twice: a pod
+// moved by the scale-down is never evicted again by it.
+func scaleDownWaves(t *testing.T, prefix string, drains int, flags ...string) {
 	deleteNodesOnCleanup(t, prefix+"-")
 	ns := newNamespace(t)
 	group := prefix + "-a"
@@ -34,23 +37,30 @@ func scaleDownWaves(t *testing.T, prefix string, flags ...string) {
 	evicted, _ := metricValue(tl.Address, `tidal_evicted_pods_total{eviction_result="succeeded"}`)
 	scaledUp, _ := metricValue(tl.Address, fmt.Sprintf(`tidal_scaled_up_nodes_total{node_group=%q}`, group))
 	nodes, _ := groupNodes(t, context.Background(), group)
-	t.Logf("flags %v: %d nodes left, %v pods evicted, at most %d pod(s) Pending at once", flags, len(nodes), evicted, pending.Peak())
+	t.Logf("flags %v: %d nodes left, %v pods evicted, %d of them evicted again after a move, at most %d pod(s) Pending at once",
+		flags, len(nodes), evicted, pending.DeletedAgain(), pending.Peak())
 	if scaledUp != 0 {
 		t.Fatalf("%v nodes added during the scale-down: an evicted pod found no room on the nodes that stay", scaledUp)
 	}
 	if evicted == 0 {
 		t.Fatal("no pod evicted: the scale-down drained nothing, nothing was measured")
 	}
+	if again := pending.DeletedAgain(); again != 0 {
+		t.Fatalf("%d pod(s) evicted again after their replica had moved; want each pod evicted at most once", again)
+	}
+	if peak, most := pending.Peak(), 2*min(drains, 6-len(nodes)); peak > most {
+		t.Fatalf("%d pods Pending at once, want at most %d: the two pods of each of the %d node(s) drained at once", peak, most, most/2)
+	}
 }
 
 func TestScaleDownWavesFindRoomAtOnce(t *testing.T) {
 	parallel(t)
-	scaleDownWaves(t, "wv")
+	scaleDownWaves(t, "wv", 5)
 }
 
 // TestScaleDownOneDrainAtATimeFindsRoomAtOnce is the same with one drain at
 // a time, as Cluster Autoscaler drains.
 func TestScaleDownOneDrainAtATimeFindsRoomAtOnce(t *testing.T) {
 	parallel(t)
-	scaleDownWaves(t, "wv1", "--max-drain-parallelism=1")
+	scaleDownWaves(t, "wv1", 1, "--max-drain-parallelism=1")
 }

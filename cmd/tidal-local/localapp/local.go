@@ -117,7 +117,7 @@ func NewCommand() *cobra.Command {
 	fs := cmd.Flags()
 	logging = app.AddFlags(cmd, opts)
 	fs.DurationVar(&lo.duration, "duration", 0, "Stop after this long; 0 runs until Ctrl-C.")
-	fs.BoolVar(&lo.demo, "demo", lo.demo, "Play the demo: a load step on a web Deployment, then a decline in two stages, with everything on, without provision-ahead and without deletion cost, then a summary. --demo=false starts an empty cluster for your own manifests; annotate their autoscalers with "+SimulatedLoadAnnotation+"=cpu=1500m (METRIC=TOTAL,...) to set the load they see.")
+	fs.BoolVar(&lo.demo, "demo", lo.demo, "Play the demo: a load step on a web Deployment, then a decline in two stages, with everything on, without provision-ahead and without deletion cost, then a summary; then scale to zero, and consolidation without and with --consolidation-replace. --demo=false starts an empty cluster for your own manifests; annotate their autoscalers with "+SimulatedLoadAnnotation+"=cpu=1500m (METRIC=TOTAL,...) to set the load they see.")
 	fs.BoolVar(&lo.keepRunning, "keep-running", false, "After the demo, keep the cluster and tidal running until Ctrl-C (or --duration).")
 	fs.StringVar(&lo.dir, "dir", "", "Directory for the cluster's data, kubeconfig and logs. Empty uses a new temporary directory, removed at exit.")
 	fs.BoolVar(&lo.clusterLog, "cluster-log", false, "Write the control plane's own logs (apiserver, scheduler, controllers) to cluster.log in the directory.")
@@ -225,6 +225,10 @@ func runLocal(ctx context.Context, opts *config.Options, lo *localOptions, out i
 			return err
 		}
 		if err := playZeroDemo(ctx, cluster.Client, cluster.Config, runOpts, sim, tl, out); err != nil {
+			return err
+		}
+		cons := &consolidationDemo{client: cluster.Client, opts: runOpts, sim: sim, tl: tl, prices: prices}
+		if err := playConsolidationDemo(ctx, cons, out); err != nil {
 			return err
 		}
 		if !lo.keepRunning || ctx.Err() != nil {
