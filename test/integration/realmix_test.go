@@ -293,21 +293,6 @@ func runRealMixes(t testing.TB, seeds []uint64, mode mixMode) mixFigure {
 	return tot
 }
 
-// TestRealSchedulerLeavesNoPlannedNodeEmpty: with nominations, the real
-// kube-scheduler settles three seeded random mixes with every pod running
-// and no node tidal asked for left empty. The node count against the exact
-// optimum is logged here and measured over more seeds by
-// BenchmarkRealSchedulerRandomMixes.
-func TestRealSchedulerLeavesNoPlannedNodeEmpty(t *testing.T) {
-	parallel(t)
-	tot := runRealMixes(t, []uint64{1, 2, 3}, mixNominated)
-	t.Logf("3 seeds with nominations: optimum %d nodes, %d used (%+.1f %%), %d empty", tot.optimum, tot.nodes,
-		100*float64(tot.nodes-tot.optimum)/float64(tot.optimum), tot.empty)
-	if tot.empty > 0 {
-		t.Fatalf("%d of the %d nodes tidal asked for are empty once every pod runs (optimum %d nodes)", tot.empty, tot.nodes, tot.optimum)
-	}
-}
-
 // BenchmarkRealSchedulerRandomMixes gives the figure on the real
 // scheduler (make bench BENCH=BenchmarkRealSchedulerRandomMixes
 // PKG=./test/integration BENCHTIME=1x): summed over 8 seeded mixes, the
