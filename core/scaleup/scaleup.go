@@ -88,6 +88,9 @@ type Plan struct {
 	Unfinished []*simulator.PodGroup
 	// Timings of the phases.
 	Timings Timings
+	// ReusedGroups counts the pod groups whose placements on existing and
+	// upcoming nodes were taken from the last decision (DecideFrom).
+	ReusedGroups int
 	// Planner names the whole-plan packing that replaced the rounds' plan
 	// with fewer nodes, empty when the rounds' plan stands; GreedyNodes is
 	// what the rounds planned, when packings were compared.
@@ -161,6 +164,14 @@ func (p *Plan) Helped() map[types.UID]string {
 // to it. A decision out of time still scales up for what it decided: at
 // least one pod group is filtered and one round of estimates is made.
 func Decide(ctx context.Context, in Input) (*Plan, error) {
+	plan, _, err := DecideFrom(ctx, in, Reuse{})
+	return plan, err
+}
+
+// DecideFrom is Decide, reusing what the decision that returned prev found
+// where the change since does not touch it (see Reuse); it returns what
+// the next decision may reuse. The plan is the one Decide makes.
+func DecideFrom(ctx context.Context, in Input, prev Reuse) (*Plan, Reuse, error) {
 	if in.MaxRounds == 0 {
 		in.MaxRounds = 10
 	}
@@ -173,27 +184,29 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 	snap.Fork()
 	defer snap.Revert()
 	if err := d.addUpcoming(); err != nil {
-		return nil, err
+		return nil, Reuse{}, err
 	}
+	d.reuse = newFilterReuse(in.Checker, d.readyNodes(), prev)
 	remaining, err := d.filterSchedulable(ctx)
 	if err != nil {
-		return nil, err
+		return nil, Reuse{}, err
 	}
+	d.plan.ReusedGroups = d.reuse.reused
 	d.plan.Timings.FilterSchedulable = time.Since(d.start)
 	b := d.save()
 	snap.Fork()
 	err = d.rounds(ctx, remaining)
 	snap.Revert()
 	if err != nil {
-		return nil, err
+		return nil, Reuse{}, err
 	}
 	d.placed = d.placed[:b.placed]
 	if err := d.wholePlan(ctx, remaining, b); err != nil {
-		return nil, err
+		return nil, Reuse{}, err
 	}
 	d.plan.Timings.Total = time.Since(d.start)
 	d.plan.Timings.Estimate = d.plan.Timings.Total - d.plan.Timings.FilterSchedulable
-	return d.plan, nil
+	return d.plan, d.reuse.next, nil
 }
 
 type decision struct {
@@ -218,6 +231,8 @@ type decision struct {
 	filterDeadline time.Time
 	// placed are the pods the filter placed, in order.
 	placed []simulator.Placed
+	// reuse is the last filter's placements, and this one's.
+	reuse *filterReuse
 }
 
 // timedOut tells whether the context's deadline passed.
@@ -259,7 +274,9 @@ type pending struct {
 // upcoming nodes, keeping them there for the rest of the decision, and
 // returns what is left.
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
-	c := d.in.Checker
+	if d.reuse == nil {
+		d.reuse = newFilterReuse(d.in.Checker, d.readyNodes(), Reuse{})
+	}
 	// Each group looks only at the nodes it can fit on (same answers as
 	// the whole list, see simulator.NodeIndex).
 	nodes := simulator.NewNodeIndex(d.readyNodes())
@@ -271,11 +288,7 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 			}
 			break
 		}
-		gc, err := c.CheckGroup(ctx, g)
-		if err != nil {
-			return nil, err
-		}
-		placed, unplaced, err := c.PlaceGroupIndexed(ctx, gc, g.Pods, nodes)
+		placed, unplaced, gc, err := d.placeGroup(ctx, g, nodes)
 		if err != nil {
 			return nil, err
 		}
@@ -290,6 +303,12 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 		d.placed = append(d.placed, placed...)
 		if len(unplaced) > 0 {
 			remaining = append(remaining, pending{group: g, pods: unplaced, check: gc, since: len(d.placed)})
+		}
+	}
+	if len(remaining) > 0 {
+		// The rounds read the nodes as the filter left them.
+		if err := d.reuse.bind(nodes, d.in.Checker.Snapshot()); err != nil {
+			return nil, err
 		}
 	}
 	return remaining, nil

@@ -1,0 +1,349 @@
+package scaleup
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/tidal-autoscaler/tidal/simulator"
+)
+
+// Reuse is what one decision's filter of pending pods hands the next, so
+// that the next filter costs in proportion to what changed in between.
+// It is a value: DecideFrom takes the last one and returns the next, and
+// the zero Reuse reuses nothing.
+//
+// The filter places pod groups one after another on the ready nodes. A
+// group's placements are taken again, without searching, when searching
+// would find them again. That is sure for a plain group (see plain): its
+// search is first-fit along the ready nodes, each node taking pods until
+// it refuses one, and whether a node takes a pod depends on that node
+// alone. Its placements then stand when
+//
+//   - the group is the same: its key and its pods, in order;
+//   - every node it placed pods on is as it was when it did (the same
+//     fingerprint, the same pods placed there by the groups before it) and
+//     the nodes are in the same order;
+//   - every other node the search would look at before its last placement
+//     (every node, when some of its pods fitted nowhere) is as it was, so
+//     it refuses again, or is checked now and refuses.
+//
+// Only the nodes that changed are checked, so a small change costs little;
+// a group that fails the test is searched afresh.
+type Reuse struct {
+	// checker and listers are those the placements were found with: with
+	// another checker, or other objects in its listers, nothing is reused.
+	checker *simulator.Checker
+	listers uint64
+	nodes   nodeList
+	groups  []groupRun
+	// hashes memoizes nodeHash by Node object (informers hand out a new
+	// object for every change; the hash is of the content).
+	hashes map[*corev1.Node]uint64
+}
+
+// nodeList is the ready nodes at the start of a filter, in the order the
+// search walks them, with each one's fingerprint.
+type nodeList struct {
+	names  []string
+	at     map[string]int
+	prints []uint64
+}
+
+// groupRun is how one pod group was placed.
+type groupRun struct {
+	key  string
+	pods []types.UID
+	// plain tells that the placements may be reused (see plain).
+	plain bool
+	// placed are the placements of the first len(placed) pods, in order;
+	// the others fitted nowhere.
+	placed []simulator.Placed
+}
+
+// filterReuse is one filter's use of the last Reuse, building the next.
+type filterReuse struct {
+	prev, next Reuse
+	byKey      map[string]int
+	// changed are the nodes of the list that are not as they were: new,
+	// moved ahead of others, or with another fingerprint.
+	changed map[string]bool
+	// diff sums, per node, the pods the groups placed so far put there,
+	// less those the earlier groups of prev had put there at that point:
+	// nonzero where they differ.
+	diff map[string]uint64
+	// accounted counts the groups of prev whose placements diff holds.
+	accounted int
+	// unbound are reused placements not yet bound in the snapshot: they
+	// are bound when something reads the nodes.
+	unbound []simulator.Placed
+	// Reused counts the groups whose placements were reused.
+	reused int
+}
+
+// newFilterReuse compares the ready nodes with prev's.
+func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse) *filterReuse {
+	if prev.checker != c || prev.listers != c.ListerVersion() {
+		prev = Reuse{}
+	}
+	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}}
+	r.next = Reuse{checker: c, listers: c.ListerVersion(), hashes: make(map[*corev1.Node]uint64, len(ready))}
+	r.next.nodes = nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready))}
+	for i, g := range prev.groups {
+		r.byKey[g.key] = i
+	}
+	oldAt := make([]int, 0, len(ready))
+	for i, ni := range ready {
+		name := ni.Node().Name
+		r.next.nodes.names[i], r.next.nodes.at[name] = name, i
+		r.next.nodes.prints[i] = r.fingerprint(ni)
+		j, ok := prev.nodes.at[name]
+		if !ok || prev.nodes.prints[j] != r.next.nodes.prints[i] {
+			r.changed[name] = true
+			continue
+		}
+		oldAt = append(oldAt, j)
+	}
+	for _, j := range moved(oldAt) {
+		r.changed[prev.nodes.names[j]] = true
+	}
+	return r
+}
+
+// fingerprint hashes what decides whether a plain pod fits the node.
+func (r *filterReuse) fingerprint(ni fwk.NodeInfo) uint64 {
+	node := ni.Node()
+	h, ok := r.prev.hashes[node]
+	if !ok {
+		h = nodeHash(node)
+	}
+	r.next.hashes[node] = h
+	return nodeInfoHash(h, ni)
+}
+
+// match finds the last filter's run of g, when its placements may be
+// reused, and brings diff to the point before it. Runs are matched in
+// their order: a group that moved ahead of others is searched afresh.
+func (r *filterReuse) match(g *simulator.PodGroup) *groupRun {
+	j, ok := r.byKey[g.Key]
+	if !ok || j < r.accounted {
+		return nil
+	}
+	for ; r.accounted < j; r.accounted++ {
+		r.add(r.prev.groups[r.accounted].placed, ^uint64(0))
+	}
+	return &r.prev.groups[j]
+}
+
+// done takes run's placements out of diff, once g's are known (record
+// adds them): where they are the same, diff stays as it was.
+func (r *filterReuse) done(run *groupRun) {
+	if run != nil {
+		r.add(run.placed, ^uint64(0))
+		r.accounted++
+	}
+}
+
+// add adds placements to diff, times sign (1 or -1).
+func (r *filterReuse) add(placed []simulator.Placed, sign uint64) {
+	for _, p := range placed {
+		v := r.diff[p.Node] + sign*uidHash(p.Info.GetPod().UID)
+		if v == 0 {
+			delete(r.diff, p.Node)
+		} else {
+			r.diff[p.Node] = v
+		}
+	}
+}
+
+// record notes how g was placed.
+func (r *filterReuse) record(g *simulator.PodGroup, plain bool, placed []simulator.Placed) {
+	r.add(placed, 1)
+	uids := make([]types.UID, len(g.Pods))
+	for i, p := range g.Pods {
+		uids[i] = p.UID
+	}
+	r.next.groups = append(r.next.groups, groupRun{key: g.Key, pods: uids, plain: plain, placed: placed})
+}
+
+// samePods tells whether g has run's pods, in order.
+func (run *groupRun) samePods(g *simulator.PodGroup) bool {
+	if len(run.pods) != len(g.Pods) {
+		return false
+	}
+	for i, p := range g.Pods {
+		if p.UID != run.pods[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// again is run's placements for g's pods (the same pods, perhaps newer
+// objects).
+func again(run *groupRun, g *simulator.PodGroup) []simulator.Placed {
+	out := make([]simulator.Placed, len(run.placed))
+	for i, p := range run.placed {
+		info := p.Info
+		if pod := g.Pods[i]; pod != info.GetPod() {
+			copied := *info.(*framework.PodInfo)
+			copied.Pod = pod
+			info = &copied
+		}
+		out[i] = simulator.Placed{Info: info, Node: p.Node}
+	}
+	return out
+}
+
+// dirty lists the nodes whose answer for a reused group may differ: those
+// changed and those where the groups before it placed other pods.
+func (r *filterReuse) dirty() []string {
+	out := make([]string, 0, len(r.changed)+len(r.diff))
+	for name := range r.changed {
+		out = append(out, name)
+	}
+	for name := range r.diff {
+		if !r.changed[name] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// holds tells whether run's placements are what searching for g now
+// finds, given that refuses tells whether a node refuses g's pod now.
+func (r *filterReuse) holds(run *groupRun, g *simulator.PodGroup, refuses func(name string) (bool, error)) (bool, error) {
+	if !run.plain || !run.samePods(g) {
+		return false, nil
+	}
+	limit := len(r.next.nodes.names) - 1
+	for _, p := range run.placed {
+		if _, ok := r.next.nodes.at[p.Node]; !ok || r.changed[p.Node] || r.diff[p.Node] != 0 {
+			return false, nil
+		}
+	}
+	if n := len(run.placed); n == len(g.Pods) {
+		limit = r.next.nodes.at[run.placed[n-1].Node]
+	}
+	for _, name := range r.dirty() {
+		i, ok := r.next.nodes.at[name]
+		if !ok || i > limit {
+			continue
+		}
+		no, err := refuses(name)
+		if err != nil || !no {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// placeGroup places g's pods on the ready nodes, reusing the last
+// filter's placements when they hold; check is nil then.
+func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex) (placed []simulator.Placed, unplaced []*corev1.Pod, check *simulator.GroupCheck, err error) {
+	c, r := d.in.Checker, d.reuse
+	run := r.match(g)
+	defer r.done(run)
+	if run != nil && antiAffinityFree(c.Snapshot(), g.Representative()) {
+		ok, err := r.holds(run, g, func(name string) (bool, error) {
+			if check == nil {
+				if err := r.bind(nodes, c.Snapshot()); err != nil {
+					return false, err
+				}
+				if check, err = c.CheckGroup(ctx, g); err != nil {
+					return false, err
+				}
+			}
+			ni := c.Snapshot().NodeInfo(name)
+			return !(check.ResourcesFit(ni) && c.Filter(ctx, check.PodCheck, ni).IsSuccess()), nil
+		})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			placed = again(run, g)
+			r.reused++
+			r.unbound = append(r.unbound, placed...)
+			r.record(g, true, placed)
+			return placed, g.Pods[len(placed):], nil, nil
+		}
+	}
+	if err := r.bind(nodes, c.Snapshot()); err != nil {
+		return nil, nil, nil, err
+	}
+	free := antiAffinityFree(c.Snapshot(), g.Representative())
+	if check, err = c.CheckGroup(ctx, g); err != nil {
+		return nil, nil, nil, err
+	}
+	if placed, unplaced, err = c.PlaceGroupIndexed(ctx, check, g.Pods, nodes); err != nil {
+		return nil, nil, nil, err
+	}
+	r.record(g, free && check.Status == nil && plain(g.Representative()), placed)
+	return placed, unplaced, check, nil
+}
+
+// bind binds the reused placements in the snapshot and tells the index.
+func (r *filterReuse) bind(nodes *simulator.NodeIndex, snap *simulator.Snapshot) error {
+	for _, p := range r.unbound {
+		if err := snap.AddPod(p.Info, p.Node); err != nil {
+			return err
+		}
+		nodes.Update(p.Node)
+	}
+	r.unbound = r.unbound[:0]
+	return nil
+}
+
+// antiAffinityFree tells that no pod in the snapshot has a required pod
+// anti-affinity term that selects pod, which would make whether a node
+// takes pod depend on the pods of other nodes. A term with a namespace
+// selector is taken to select it (the namespaces' labels are not read
+// here).
+func antiAffinityFree(snap *simulator.Snapshot, pod *corev1.Pod) bool {
+	nodes, err := snap.NodeInfos().HavePodsWithRequiredAntiAffinityList()
+	if err != nil {
+		return false
+	}
+	for _, ni := range nodes {
+		for _, pi := range ni.GetPodsWithRequiredAntiAffinity() {
+			spec := pi.GetPod().Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+			terms := pi.GetRequiredAntiAffinityTerms()
+			if len(terms) != len(spec) {
+				return false
+			}
+			for i, t := range terms {
+				if (spec[i].NamespaceSelector != nil || t.Namespaces.Has(pod.Namespace)) && t.Selector.Matches(labels.Set(pod.Labels)) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// plain tells whether a node takes pod depends on that node alone
+// (its labels, taints, allocatable, and the requests, count and host ports
+// of its pods), and placing it makes nodes only less suitable: no pod
+// affinity or anti-affinity, no topology spread, no volume but those a
+// node does not count (projected, config map, secret, empty dir, downward
+// API), no resource claims.
+func plain(pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	if a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
+		return false
+	}
+	if len(pod.Spec.TopologySpreadConstraints) > 0 || len(pod.Spec.ResourceClaims) > 0 {
+		return false
+	}
+	for _, v := range pod.Spec.Volumes {
+		s := v.VolumeSource
+		if s.Projected == nil && s.ConfigMap == nil && s.Secret == nil && s.EmptyDir == nil && s.DownwardAPI == nil {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,277 @@
+package scaleup
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/tidal-autoscaler/tidal/benchgen"
+	"github.com/tidal-autoscaler/tidal/benchgen/benchload"
+	"github.com/tidal-autoscaler/tidal/expander"
+	"github.com/tidal-autoscaler/tidal/simulator"
+	"github.com/tidal-autoscaler/tidal/simulator/simtest"
+)
+
+// churn is a generated cluster, as tidal's informers hold it, that random
+// changes are made to, as informer events bring them to the node loop.
+type churn struct {
+	t       *testing.T
+	r       *rand.Rand
+	snap    *simulator.Snapshot
+	pending []*corev1.Pod
+	groups  []Group
+	// notReady are nodes that cannot take pods yet.
+	notReady map[string]bool
+	made     int
+}
+
+// TestIncrementalDecisionIsTheWholeDecision is the property of DecideFrom:
+// after any sequence of changes (pending pods added, removed or bound,
+// running pods removed, nodes added, removed or not ready, nodes
+// requested, and objects replaced by equal ones with a new resource
+// version, as a resync or a status update brings them), the decision made
+// from the last one's Reuse is the decision made from scratch. Clusters are
+// benchgen's, as the API server stores them (default tolerations with
+// tolerationSeconds, a random kube-api-access volume per new pod, managed
+// fields), pods in a new lister order every time.
+func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
+	ctx := context.Background()
+	reused, searched, changes := 0, 0, 0
+	for seed := range uint64(5) {
+		p := benchgen.S1()
+		p.Seed, p.N, p.M, p.P, p.G, p.K = 100+seed, 40, 12, 200+40*int(seed), 8+int(seed), 4
+		c := benchload.Cluster(t, p)
+		ch := &churn{t: t, r: rand.New(rand.NewPCG(seed, 29)), pending: slices.Clone(c.PendingPods), notReady: map[string]bool{}}
+		ch.snap = benchload.Snapshot(t, c, ch.r)
+		checker := benchload.Checker(t, ch.snap)
+		for i, tmpl := range benchload.Templates(t, c) {
+			g := c.NodeGroups[i]
+			ch.groups = append(ch.groups, Group{ID: g.ID, Template: tmpl, Min: g.MinSize, Max: g.MaxSize, Target: g.TargetSize})
+		}
+		chain, _ := expander.ParseChain("least-waste")
+		keys := simulator.NewEquivalenceKeys()
+		var last Reuse
+		var history []string
+		for step := range 30 {
+			if step > 0 {
+				for range 1 + ch.r.IntN(3) {
+					history = append(history, ch.change())
+					changes++
+				}
+			}
+			in := Input{Checker: checker, Pending: keys.Group(loopOrder(benchgen.ListerOrder(ch.r, ch.pending))),
+				Groups: slices.Clone(ch.groups), NotReady: maps.Clone(ch.notReady), Chain: chain,
+				ExpanderContext: &expander.Context{Seed: 1}, Limits: Limits{MaxNodesPerScaleUp: 1000}}
+			inc, next, err := DecideFrom(ctx, in, last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := Decide(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := describe(inc), describe(whole); a != b {
+				t.Fatalf("seed %d, step %d, after %s:\nincremental decision (%d groups reused):\n%s\nfrom scratch:\n%s",
+					seed, step, strings.Join(history[max(0, len(history)-3):], "; "), inc.ReusedGroups, a, b)
+			}
+			reused += inc.ReusedGroups
+			searched += len(in.Pending) - inc.ReusedGroups
+			last = next
+		}
+	}
+	// The property means something only if groups were both reused and
+	// searched afresh.
+	if reused == 0 || searched == 0 {
+		t.Fatalf("%d groups reused, %d searched: the changes do not exercise the reuse", reused, searched)
+	}
+	t.Logf("%d changes: %d pod groups' placements reused, %d searched, the same decisions as from scratch", changes, reused, searched)
+}
+
+// change makes one random change and says what it was.
+func (ch *churn) change() string {
+	infos := ch.snap.Infos()
+	switch k := ch.r.IntN(12); {
+	case k < 3 && len(ch.pending) > 0:
+		p := ch.newPod(ch.pending[ch.r.IntN(len(ch.pending))], ch.r.IntN(4) == 0)
+		ch.pending = append(ch.pending, p)
+		return "pod " + p.Name + " added"
+	case k == 3 && len(ch.pending) > 0:
+		i := ch.r.IntN(len(ch.pending))
+		name := ch.pending[i].Name
+		ch.pending = slices.Delete(ch.pending, i, i+1)
+		return "pending pod " + name + " removed"
+	case k == 4 && len(ch.pending) > 0:
+		i := ch.r.IntN(len(ch.pending))
+		p := ch.pending[i].DeepCopy()
+		ch.pending = slices.Delete(ch.pending, i, i+1)
+		node := infos[ch.r.IntN(len(infos))].Node().Name
+		p.Spec.NodeName, p.Status.Phase, p.ResourceVersion = node, corev1.PodRunning, ch.version()
+		ch.must(ch.snap.AddPod(podInfo(ch.t, p), node))
+		return "pod " + p.Name + " bound to " + node
+	case k == 5:
+		ni := infos[ch.r.IntN(len(infos))]
+		if pods := ni.GetPods(); len(pods) > 0 {
+			pod := pods[ch.r.IntN(len(pods))].GetPod()
+			ch.must(ch.snap.RemovePod(pod, ni.Node().Name))
+			return "running pod " + pod.Name + " removed from " + ni.Node().Name
+		}
+		return "nothing"
+	case k == 6:
+		n := infos[ch.r.IntN(len(infos))].Node().DeepCopy()
+		ch.made++
+		n.Name, n.UID, n.ResourceVersion = fmt.Sprintf("added-%d", ch.made), types.UID(fmt.Sprintf("uid-node-%d", ch.made)), ch.version()
+		n.Labels[corev1.LabelHostname] = n.Name
+		_, err := ch.snap.AddNode(n)
+		ch.must(err)
+		return "node " + n.Name + " added"
+	case k == 7 && len(infos) > 10:
+		name := infos[ch.r.IntN(len(infos))].Node().Name
+		ch.must(ch.snap.RemoveNode(name))
+		delete(ch.notReady, name)
+		return "node " + name + " removed"
+	case k == 8:
+		// A resync or a status update: an equal object, a new version.
+		ni := ch.snap.NodeInfo(infos[ch.r.IntN(len(infos))].Node().Name)
+		n := ni.Node().DeepCopy()
+		n.ResourceVersion = ch.version()
+		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: "Heartbeat", LastHeartbeatTime: metav1.Now()})
+		ni.SetNode(n)
+		ch.snap.Touch()
+		if len(ch.pending) > 0 {
+			i := ch.r.IntN(len(ch.pending))
+			ch.pending[i] = ch.pending[i].DeepCopy()
+			ch.pending[i].ResourceVersion = ch.version()
+		}
+		return "node " + n.Name + " and a pending pod updated alike"
+	case k == 9:
+		g := &ch.groups[ch.r.IntN(len(ch.groups))]
+		g.Upcoming = max(0, g.Upcoming+ch.r.IntN(3)-1)
+		return fmt.Sprintf("group %s has %d nodes upcoming", g.ID, g.Upcoming)
+	case k == 10:
+		name := infos[ch.r.IntN(len(infos))].Node().Name
+		ch.notReady[name] = !ch.notReady[name]
+		return fmt.Sprintf("node %s not ready: %v", name, ch.notReady[name])
+	default:
+		return "nothing"
+	}
+}
+
+// newPod is a new replica of like, admitted as the API server admits it
+// (its own token volume), or of a new workload with other requests.
+func (ch *churn) newPod(like *corev1.Pod, newApp bool) *corev1.Pod {
+	p := like.DeepCopy()
+	ch.made++
+	p.Name, p.UID, p.ResourceVersion = fmt.Sprintf("%s-new-%d", like.Name, ch.made), types.UID(fmt.Sprintf("uid-pod-%d", ch.made)), ch.version()
+	p.CreationTimestamp = metav1.NewTime(p.CreationTimestamp.Add(time.Duration(ch.made) * time.Second))
+	if newApp {
+		p.Labels = map[string]string{"app": fmt.Sprintf("new-%d", ch.made)}
+		p.OwnerReferences = nil
+		c := &p.Spec.Containers[0]
+		c.Resources.Requests = corev1.ResourceList{
+			corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(100*(1+ch.r.IntN(30))), resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(int64(1+ch.r.IntN(8))<<28, resource.BinarySI),
+		}
+	}
+	vol := "kube-api-access-" + simtest.Suffix(ch.r, 5)
+	for i, v := range p.Spec.Volumes {
+		if strings.HasPrefix(v.Name, "kube-api-access-") {
+			p.Spec.Volumes[i].Name = vol
+		}
+	}
+	for i := range p.Spec.Containers {
+		for j, m := range p.Spec.Containers[i].VolumeMounts {
+			if strings.HasPrefix(m.Name, "kube-api-access-") {
+				p.Spec.Containers[i].VolumeMounts[j].Name = vol
+			}
+		}
+	}
+	return p
+}
+
+func (ch *churn) version() string { ch.made++; return fmt.Sprint(1_000_000 + ch.made) }
+
+func (ch *churn) must(err error) {
+	if err != nil {
+		ch.t.Fatal(err)
+	}
+}
+
+func podInfo(t *testing.T, p *corev1.Pod) *framework.PodInfo {
+	pi, err := framework.NewPodInfo(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pi
+}
+
+// describe is everything a plan says, pods by UID.
+func describe(p *Plan) string {
+	var b strings.Builder
+	uids := func(pods []*corev1.Pod) []types.UID {
+		out := make([]types.UID, len(pods))
+		for i, p := range pods {
+			out[i] = p.UID
+		}
+		return out
+	}
+	for _, u := range p.ScaleUps {
+		fmt.Fprintf(&b, "scale-up %s %d→%d (max %d, balanced %v) for %v; chosen %s by %+v; estimates %+v; rejected %v\n",
+			u.Group, u.From, u.To, u.Max, u.Balanced, uids(u.Pods), u.Decision.Best.NodeGroup, u.Decision.Steps, u.Estimates, u.Rejected)
+	}
+	fmt.Fprintf(&b, "fit existing %d, skipped %d, planner %q, greedy %d\n", p.FitExisting, p.Skipped, p.Planner, p.GreedyNodes)
+	for _, pl := range p.OnExisting {
+		fmt.Fprintf(&b, "on %s: %s\n", pl.Node, pl.Info.GetPod().UID)
+	}
+	for _, uid := range slices.Sorted(maps.Keys(p.Awaiting)) {
+		fmt.Fprintf(&b, "awaiting %s: %s\n", p.Awaiting[uid], uid)
+	}
+	for _, n := range p.NoScaleUp {
+		fmt.Fprintf(&b, "no scale-up for %v of %s: %v %v\n", uids(n.Pods), n.Group.Key, n.Reasons, n.ByNodeGroup)
+	}
+	for _, g := range p.Unfinished {
+		fmt.Fprintf(&b, "unfinished %s\n", g.Key)
+	}
+	return b.String()
+}
+
+// TestMovedAreTheNodesOutOfOrder: the nodes that keep their earlier order
+// are a longest run of them, so that a node removed from the snapshot,
+// whose place the last node takes, moves that one node only.
+func TestMovedAreTheNodesOutOfOrder(t *testing.T) {
+	for _, c := range []struct {
+		seq   []int
+		moved int
+	}{
+		{nil, 0},
+		{[]int{0, 1, 2, 3}, 0},
+		{[]int{0, 4, 2, 3}, 1},    // node 1 removed, node 4 swapped into its place
+		{[]int{0, 2, 3, 4, 1}, 1}, // node 1 moved to the end
+		{[]int{3, 2, 1, 0}, 3},
+		{[]int{1, 0, 3, 2, 5, 4}, 3},
+	} {
+		out := moved(c.seq)
+		var kept []int
+		for _, v := range c.seq {
+			if !slices.Contains(out, v) {
+				kept = append(kept, v)
+			}
+		}
+		if len(out) != c.moved || !slices.IsSorted(kept) {
+			t.Errorf("moved(%v) = %v, leaving %v: want %d moved and the rest in order", c.seq, out, kept, c.moved)
+		}
+	}
+	if got := moved([]int{0, 4, 2, 3}); !slices.Equal(got, []int{4}) {
+		t.Errorf("the node swapped into a removed one's place: moved %v, want [4]", got)
+	}
+}
