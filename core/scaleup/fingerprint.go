@@ -84,9 +84,7 @@ func nodeInfoHash(node uint64, ni fwk.NodeInfo) uint64 {
 
 // uidHash is a pod's share of a node's placement sum.
 func uidHash(uid types.UID) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(uid))
-	return h.Sum64() | 1
+	return fnv64([]byte(uid)) | 1
 }
 
 // moved returns the values of seq (distinct indices of an earlier list)
@@ -123,4 +121,35 @@ func moved(seq []int) []int {
 		}
 	}
 	return out
+}
+
+// podsHash hashes what the pods of a node are to a local pod beyond what
+// they take: which pods (UIDs) with which labels (what anti-affinity
+// selects; a pod's own affinity cannot change). It does not depend on
+// their order.
+func podsHash(ni fwk.NodeInfo) uint64 {
+	var sum uint64
+	var b []byte
+	for _, pi := range ni.GetPods() {
+		pod := pi.GetPod()
+		b = append(b[:0], pod.UID...)
+		for _, k := range slices.Sorted(maps.Keys(pod.Labels)) {
+			b = append(b, 0)
+			b = append(b, k...)
+			b = append(b, 0)
+			b = append(b, pod.Labels[k]...)
+		}
+		sum += fnv64(b)
+	}
+	return sum
+}
+
+// fnv64 is FNV-1a over b, without allocating.
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }

@@ -19,7 +19,7 @@ import (
 //
 // The filter places pod groups one after another on the ready nodes. A
 // group's placements are taken again, without searching, when searching
-// would find them again. That is sure for a plain group (see plain): its
+// would find them again. That is sure for a local group (see local): its
 // search is first-fit along the ready nodes, each node taking pods until
 // it refuses one, and whether a node takes a pod depends on that node
 // alone. Its placements then stand when
@@ -44,6 +44,14 @@ type Reuse struct {
 	// hashes memoizes nodeHash by Node object (informers hand out a new
 	// object for every change; the hash is of the content).
 	hashes map[*corev1.Node]uint64
+	// pods memoizes podsHash by NodeInfo while its generation, which
+	// every change of the node or its pods renews, stays the same.
+	pods map[fwk.NodeInfo]podsMemo
+}
+
+type podsMemo struct {
+	generation int64
+	hash       uint64
 }
 
 // nodeList is the ready nodes at the start of a filter, in the order the
@@ -58,8 +66,8 @@ type nodeList struct {
 type groupRun struct {
 	key  string
 	pods []types.UID
-	// plain tells that the placements may be reused (see plain).
-	plain bool
+	// local tells that the placements may be reused (see local).
+	local bool
 	// placed are the placements of the first len(placed) pods, in order;
 	// the others fitted nowhere.
 	placed []simulator.Placed
@@ -81,8 +89,12 @@ type filterReuse struct {
 	// unbound are reused placements not yet bound in the snapshot: they
 	// are bound when something reads the nodes.
 	unbound []simulator.Placed
-	// Reused counts the groups whose placements were reused.
-	reused int
+	// reused and resumed count the groups whose placements were reused,
+	// wholly or in part.
+	reused, resumed int
+	// uniqueHosts is true when no two nodes of the snapshot share a
+	// hostname label: anti-affinity per hostname is then per node.
+	uniqueHosts bool
 }
 
 // newFilterReuse compares the ready nodes with prev's.
@@ -91,7 +103,9 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse) *fil
 		prev = Reuse{}
 	}
 	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}}
-	r.next = Reuse{checker: c, listers: c.ListerVersion(), hashes: make(map[*corev1.Node]uint64, len(ready))}
+	r.next = Reuse{checker: c, listers: c.ListerVersion(), hashes: make(map[*corev1.Node]uint64, len(ready)),
+		pods: make(map[fwk.NodeInfo]podsMemo, len(ready))}
+	r.uniqueHosts = uniqueHostnames(c.Snapshot().Infos())
 	r.next.nodes = nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready))}
 	for i, g := range prev.groups {
 		r.byKey[g.key] = i
@@ -114,7 +128,7 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse) *fil
 	return r
 }
 
-// fingerprint hashes what decides whether a plain pod fits the node.
+// fingerprint hashes what decides whether a local pod fits the node.
 func (r *filterReuse) fingerprint(ni fwk.NodeInfo) uint64 {
 	node := ni.Node()
 	h, ok := r.prev.hashes[node]
@@ -122,7 +136,28 @@ func (r *filterReuse) fingerprint(ni fwk.NodeInfo) uint64 {
 		h = nodeHash(node)
 	}
 	r.next.hashes[node] = h
-	return nodeInfoHash(h, ni)
+	m, ok := r.prev.pods[ni]
+	if !ok || m.generation != ni.GetGeneration() {
+		m = podsMemo{generation: ni.GetGeneration(), hash: podsHash(ni)}
+	}
+	r.next.pods[ni] = m
+	return nodeInfoHash(h^m.hash, ni)
+}
+
+// uniqueHostnames tells whether no two nodes share a hostname label.
+func uniqueHostnames(nodes []fwk.NodeInfo) bool {
+	seen := make(map[string]bool, len(nodes))
+	for _, ni := range nodes {
+		h, ok := ni.Node().Labels[corev1.LabelHostname]
+		if !ok {
+			continue
+		}
+		if seen[h] {
+			return false
+		}
+		seen[h] = true
+	}
+	return true
 }
 
 // match finds the last filter's run of g, when its placements may be
@@ -161,13 +196,13 @@ func (r *filterReuse) add(placed []simulator.Placed, sign uint64) {
 }
 
 // record notes how g was placed.
-func (r *filterReuse) record(g *simulator.PodGroup, plain bool, placed []simulator.Placed) {
+func (r *filterReuse) record(g *simulator.PodGroup, local bool, placed []simulator.Placed) {
 	r.add(placed, 1)
 	uids := make([]types.UID, len(g.Pods))
 	for i, p := range g.Pods {
 		uids[i] = p.UID
 	}
-	r.next.groups = append(r.next.groups, groupRun{key: g.Key, pods: uids, plain: plain, placed: placed})
+	r.next.groups = append(r.next.groups, groupRun{key: g.Key, pods: uids, local: local, placed: placed})
 }
 
 // samePods tells whether g has run's pods, in order.
@@ -183,11 +218,11 @@ func (run *groupRun) samePods(g *simulator.PodGroup) bool {
 	return true
 }
 
-// again is run's placements for g's pods (the same pods, perhaps newer
-// objects).
-func again(run *groupRun, g *simulator.PodGroup) []simulator.Placed {
-	out := make([]simulator.Placed, len(run.placed))
-	for i, p := range run.placed {
+// again is run's first k placements for g's pods (the same pods, perhaps
+// newer objects).
+func again(run *groupRun, g *simulator.PodGroup, k int) []simulator.Placed {
+	out := make([]simulator.Placed, k)
+	for i, p := range run.placed[:k] {
 		info := p.Info
 		if pod := g.Pods[i]; pod != info.GetPod() {
 			copied := *info.(*framework.PodInfo)
@@ -217,7 +252,7 @@ func (r *filterReuse) dirty() []string {
 // holds tells whether run's placements are what searching for g now
 // finds, given that refuses tells whether a node refuses g's pod now.
 func (r *filterReuse) holds(run *groupRun, g *simulator.PodGroup, refuses func(name string) (bool, error)) (bool, error) {
-	if !run.plain || !run.samePods(g) {
+	if !run.local || !run.samePods(g) {
 		return false, nil
 	}
 	limit := len(r.next.nodes.names) - 1
@@ -242,13 +277,64 @@ func (r *filterReuse) holds(run *groupRun, g *simulator.PodGroup, refuses func(n
 	return true, nil
 }
 
+// prefix returns how many of run's first placements hold for g, when its
+// pods are searched afresh: those of the pods g starts with, in the same
+// order, on nodes ahead of every node that changed (so every node before
+// them refuses those pods as it did), and the node of the last one, where
+// the search for the others resumes.
+func (r *filterReuse) prefix(run *groupRun, g *simulator.PodGroup) (int, string) {
+	if !run.local {
+		return 0, ""
+	}
+	first := len(r.next.nodes.names)
+	for _, name := range r.dirty() {
+		if i, ok := r.next.nodes.at[name]; ok {
+			first = min(first, i)
+		}
+	}
+	k := 0
+	for k < len(run.placed) && k < len(g.Pods) && g.Pods[k].UID == run.pods[k] {
+		i, ok := r.next.nodes.at[run.placed[k].Node]
+		if !ok || i >= first {
+			break
+		}
+		k++
+	}
+	if k == 0 {
+		return 0, ""
+	}
+	return k, run.placed[k-1].Node
+}
+
+// resume places g's pods after the first len(reused), which reused
+// places: the search starts at the node of the last of them.
+func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex, reused []simulator.Placed, from string) ([]simulator.Placed, []*corev1.Pod, *simulator.GroupCheck, error) {
+	c, r := d.in.Checker, d.reuse
+	r.resumed++
+	r.unbound = append(r.unbound, reused...)
+	if err := r.bind(nodes, c.Snapshot()); err != nil {
+		return nil, nil, nil, err
+	}
+	check, err := c.CheckGroup(ctx, g)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rest, unplaced, err := c.PlaceGroupIndexedFrom(ctx, check, g.Pods[len(reused):], nodes, from)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	placed := append(reused, rest...)
+	r.record(g, check.Status == nil, placed)
+	return placed, unplaced, check, nil
+}
+
 // placeGroup places g's pods on the ready nodes, reusing the last
 // filter's placements when they hold; check is nil then.
 func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex) (placed []simulator.Placed, unplaced []*corev1.Pod, check *simulator.GroupCheck, err error) {
 	c, r := d.in.Checker, d.reuse
 	run := r.match(g)
 	defer r.done(run)
-	if run != nil && antiAffinityFree(c.Snapshot(), g.Representative()) {
+	if run != nil && r.isLocal(c.Snapshot(), g.Representative()) {
 		ok, err := r.holds(run, g, func(name string) (bool, error) {
 			if check == nil {
 				if err := r.bind(nodes, c.Snapshot()); err != nil {
@@ -265,24 +351,27 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 			return nil, nil, nil, err
 		}
 		if ok {
-			placed = again(run, g)
+			placed = again(run, g, len(run.placed))
 			r.reused++
 			r.unbound = append(r.unbound, placed...)
 			r.record(g, true, placed)
 			return placed, g.Pods[len(placed):], nil, nil
 		}
+		if k, from := r.prefix(run, g); k > 0 {
+			return d.resume(ctx, g, nodes, again(run, g, k), from)
+		}
 	}
 	if err := r.bind(nodes, c.Snapshot()); err != nil {
 		return nil, nil, nil, err
 	}
-	free := antiAffinityFree(c.Snapshot(), g.Representative())
+	free := r.isLocal(c.Snapshot(), g.Representative())
 	if check, err = c.CheckGroup(ctx, g); err != nil {
 		return nil, nil, nil, err
 	}
 	if placed, unplaced, err = c.PlaceGroupIndexed(ctx, check, g.Pods, nodes); err != nil {
 		return nil, nil, nil, err
 	}
-	r.record(g, free && check.Status == nil && plain(g.Representative()), placed)
+	r.record(g, free && check.Status == nil, placed)
 	return placed, unplaced, check, nil
 }
 
@@ -298,12 +387,21 @@ func (r *filterReuse) bind(nodes *simulator.NodeIndex, snap *simulator.Snapshot)
 	return nil
 }
 
-// antiAffinityFree tells that no pod in the snapshot has a required pod
-// anti-affinity term that selects pod, which would make whether a node
-// takes pod depend on the pods of other nodes. A term with a namespace
-// selector is taken to select it (the namespaces' labels are not read
-// here).
-func antiAffinityFree(snap *simulator.Snapshot, pod *corev1.Pod) bool {
+// isLocal tells whether a node takes pod depends on that node
+// alone: pod is local, its own anti-affinity is per node, and so is that
+// of the pods in the snapshot.
+func (r *filterReuse) isLocal(snap *simulator.Snapshot, pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	ownAnti := a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+	return local(pod) && (r.uniqueHosts || !ownAnti) && r.othersLocal(snap, pod)
+}
+
+// othersLocal tells that every required anti-affinity term of the pods in
+// the snapshot that selects pod keeps it off the term's own node only
+// (topology by hostname, hostnames unique), so that whether a node takes
+// pod depends on that node's pods alone. A term with a namespace selector
+// is taken to select it (the namespaces' labels are not read here).
+func (r *filterReuse) othersLocal(snap *simulator.Snapshot, pod *corev1.Pod) bool {
 	nodes, err := snap.NodeInfos().HavePodsWithRequiredAntiAffinityList()
 	if err != nil {
 		return false
@@ -316,7 +414,8 @@ func antiAffinityFree(snap *simulator.Snapshot, pod *corev1.Pod) bool {
 				return false
 			}
 			for i, t := range terms {
-				if (spec[i].NamespaceSelector != nil || t.Namespaces.Has(pod.Namespace)) && t.Selector.Matches(labels.Set(pod.Labels)) {
+				selects := (spec[i].NamespaceSelector != nil || t.Namespaces.Has(pod.Namespace)) && t.Selector.Matches(labels.Set(pod.Labels))
+				if selects && (t.TopologyKey != corev1.LabelHostname || !r.uniqueHosts) {
 					return false
 				}
 			}
@@ -325,16 +424,25 @@ func antiAffinityFree(snap *simulator.Snapshot, pod *corev1.Pod) bool {
 	return true
 }
 
-// plain tells whether a node takes pod depends on that node alone
-// (its labels, taints, allocatable, and the requests, count and host ports
-// of its pods), and placing it makes nodes only less suitable: no pod
-// affinity or anti-affinity, no topology spread, no volume but those a
-// node does not count (projected, config map, secret, empty dir, downward
-// API), no resource claims.
-func plain(pod *corev1.Pod) bool {
-	a := pod.Spec.Affinity
-	if a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
-		return false
+// local tells whether a node takes pod depends on that node alone
+// (its labels, taints and allocatable, and its pods: their requests,
+// count, host ports, labels and anti-affinity), and placing it makes nodes
+// only less suitable: no pod affinity, required anti-affinity only per
+// hostname and within namespaces it names, no topology spread, no volume
+// but those a node does not count (projected, config map, secret, empty
+// dir, downward API), no resource claims.
+func local(pod *corev1.Pod) bool {
+	if a := pod.Spec.Affinity; a != nil {
+		if a.PodAffinity != nil {
+			return false
+		}
+		if anti := a.PodAntiAffinity; anti != nil {
+			for _, t := range anti.RequiredDuringSchedulingIgnoredDuringExecution {
+				if t.TopologyKey != corev1.LabelHostname || t.NamespaceSelector != nil {
+					return false
+				}
+			}
+		}
 	}
 	if len(pod.Spec.TopologySpreadConstraints) > 0 || len(pod.Spec.ResourceClaims) > 0 {
 		return false

@@ -38,7 +38,9 @@ type churn struct {
 
 // TestIncrementalDecisionIsTheWholeDecision is the property of DecideFrom:
 // after any sequence of changes (pending pods added, removed or bound,
-// running pods removed, nodes added, removed or not ready, nodes
+// new workloads among them, some kept apart per zone, running pods
+// removed, nodes added (some with another's hostname label), removed or
+// not ready, nodes
 // requested, and objects replaced by equal ones with a new resource
 // version, as a resync or a status update brings them), the decision made
 // from the last one's Reuse is the decision made from scratch. Clusters are
@@ -47,7 +49,7 @@ type churn struct {
 // fields), pods in a new lister order every time.
 func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 	ctx := context.Background()
-	reused, searched, changes := 0, 0, 0
+	reused, resumed, searched, changes := 0, 0, 0, 0
 	for seed := range uint64(5) {
 		p := benchgen.S1()
 		p.Seed, p.N, p.M, p.P, p.G, p.K = 100+seed, 40, 12, 200+40*int(seed), 8+int(seed), 4
@@ -86,16 +88,18 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 					seed, step, strings.Join(history[max(0, len(history)-3):], "; "), inc.ReusedGroups, a, b)
 			}
 			reused += inc.ReusedGroups
-			searched += len(in.Pending) - inc.ReusedGroups
+			resumed += inc.ResumedGroups
+			searched += len(in.Pending) - inc.ReusedGroups - inc.ResumedGroups
 			last = next
 		}
 	}
-	// The property means something only if groups were both reused and
-	// searched afresh.
-	if reused == 0 || searched == 0 {
-		t.Fatalf("%d groups reused, %d searched: the changes do not exercise the reuse", reused, searched)
+	// The property means something only if groups were reused, reused in
+	// part and searched afresh.
+	if reused == 0 || resumed == 0 || searched == 0 {
+		t.Fatalf("%d groups reused, %d in part, %d searched: the changes do not exercise the reuse", reused, resumed, searched)
 	}
-	t.Logf("%d changes: %d pod groups' placements reused, %d searched, the same decisions as from scratch", changes, reused, searched)
+	t.Logf("%d changes: %d pod groups' placements reused, %d in part, %d searched afresh, the same decisions as from scratch",
+		changes, reused, resumed, searched)
 }
 
 // change makes one random change and says what it was.
@@ -131,7 +135,10 @@ func (ch *churn) change() string {
 		n := infos[ch.r.IntN(len(infos))].Node().DeepCopy()
 		ch.made++
 		n.Name, n.UID, n.ResourceVersion = fmt.Sprintf("added-%d", ch.made), types.UID(fmt.Sprintf("uid-node-%d", ch.made)), ch.version()
-		n.Labels[corev1.LabelHostname] = n.Name
+		if ch.r.IntN(4) > 0 {
+			// Else the copy keeps the hostname label of its original.
+			n.Labels[corev1.LabelHostname] = n.Name
+		}
 		_, err := ch.snap.AddNode(n)
 		ch.must(err)
 		return "node " + n.Name + " added"
@@ -167,15 +174,22 @@ func (ch *churn) change() string {
 	}
 }
 
-// newPod is a new replica of like, admitted as the API server admits it
-// (its own token volume), or of a new workload with other requests.
+// newPod is a new replica of like, or of a new workload with other
+// requests.
 func (ch *churn) newPod(like *corev1.Pod, newApp bool) *corev1.Pod {
-	p := like.DeepCopy()
 	ch.made++
-	p.Name, p.UID, p.ResourceVersion = fmt.Sprintf("%s-new-%d", like.Name, ch.made), types.UID(fmt.Sprintf("uid-pod-%d", ch.made)), ch.version()
-	p.CreationTimestamp = metav1.NewTime(p.CreationTimestamp.Add(time.Duration(ch.made) * time.Second))
+	p := newReplica(like, ch.made, ch.r)
 	if newApp {
 		p.Labels = map[string]string{"app": fmt.Sprintf("new-%d", ch.made)}
+		if ch.r.IntN(3) == 0 {
+			// Kept apart per zone: whether a node takes the pod depends
+			// on the other nodes of its zone.
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: p.Labels}, TopologyKey: corev1.LabelTopologyZone,
+				}},
+			}}
+		}
 		p.OwnerReferences = nil
 		c := &p.Spec.Containers[0]
 		c.Resources.Requests = corev1.ResourceList{
@@ -183,7 +197,17 @@ func (ch *churn) newPod(like *corev1.Pod, newApp bool) *corev1.Pod {
 			corev1.ResourceMemory: *resource.NewQuantity(int64(1+ch.r.IntN(8))<<28, resource.BinarySI),
 		}
 	}
-	vol := "kube-api-access-" + simtest.Suffix(ch.r, 5)
+	return p
+}
+
+// newReplica is the n-th new replica of like's workload, admitted as the
+// API server admits it: its own name, UID, version, creation time and
+// random kube-api-access volume.
+func newReplica(like *corev1.Pod, n int, r *rand.Rand) *corev1.Pod {
+	p := like.DeepCopy()
+	p.Name, p.UID, p.ResourceVersion = fmt.Sprintf("%s-new-%d", like.Name, n), types.UID(fmt.Sprintf("uid-pod-%d", n)), fmt.Sprint(2_000_000+n)
+	p.CreationTimestamp = metav1.NewTime(p.CreationTimestamp.Add(time.Duration(n) * time.Second))
+	vol := "kube-api-access-" + simtest.Suffix(r, 5)
 	for i, v := range p.Spec.Volumes {
 		if strings.HasPrefix(v.Name, "kube-api-access-") {
 			p.Spec.Volumes[i].Name = vol
@@ -207,7 +231,7 @@ func (ch *churn) must(err error) {
 	}
 }
 
-func podInfo(t *testing.T, p *corev1.Pod) *framework.PodInfo {
+func podInfo(t testing.TB, p *corev1.Pod) *framework.PodInfo {
 	pi, err := framework.NewPodInfo(p)
 	if err != nil {
 		t.Fatal(err)

@@ -89,8 +89,10 @@ type Plan struct {
 	// Timings of the phases.
 	Timings Timings
 	// ReusedGroups counts the pod groups whose placements on existing and
-	// upcoming nodes were taken from the last decision (DecideFrom).
-	ReusedGroups int
+	// upcoming nodes were taken from the last decision (DecideFrom), and
+	// ResumedGroups those whose first placements were, the search for
+	// the others resuming after them.
+	ReusedGroups, ResumedGroups int
 	// Planner names the whole-plan packing that replaced the rounds' plan
 	// with fewer nodes, empty when the rounds' plan stands; GreedyNodes is
 	// what the rounds planned, when packings were compared.
@@ -191,7 +193,7 @@ func DecideFrom(ctx context.Context, in Input, prev Reuse) (*Plan, Reuse, error)
 	if err != nil {
 		return nil, Reuse{}, err
 	}
-	d.plan.ReusedGroups = d.reuse.reused
+	d.plan.ReusedGroups, d.plan.ResumedGroups = d.reuse.reused, d.reuse.resumed
 	d.plan.Timings.FilterSchedulable = time.Since(d.start)
 	b := d.save()
 	snap.Fork()
