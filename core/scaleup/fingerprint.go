@@ -125,23 +125,31 @@ func moved(seq []int) []int {
 
 // podsHash hashes what the pods of a node are to a local pod beyond what
 // they take: which pods (UIDs) with which labels (what anti-affinity
-// selects; a pod's own affinity cannot change). It does not depend on
-// their order.
+// selects; a pod's own affinity cannot change). It depends on neither the
+// order of the pods nor that of their labels.
 func podsHash(ni fwk.NodeInfo) uint64 {
 	var sum uint64
 	var b []byte
 	for _, pi := range ni.GetPods() {
 		pod := pi.GetPod()
-		b = append(b[:0], pod.UID...)
-		for _, k := range slices.Sorted(maps.Keys(pod.Labels)) {
-			b = append(b, 0)
-			b = append(b, k...)
-			b = append(b, 0)
-			b = append(b, pod.Labels[k]...)
+		var labels uint64
+		for k, v := range pod.Labels {
+			b = append(append(append(b[:0], k...), 0), v...)
+			labels += scramble(fnv64(b))
 		}
-		sum += fnv64(b)
+		sum += scramble(fnv64([]byte(pod.UID)) ^ scramble(labels))
 	}
 	return sum
+}
+
+// scramble is SplitMix64's finalizer: sums of mixed values do not cancel as
+// sums of plain ones would.
+func scramble(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // fnv64 is FNV-1a over b, without allocating.

@@ -144,6 +144,22 @@ func (r *filterReuse) fingerprint(ni fwk.NodeInfo) uint64 {
 	return nodeInfoHash(h^m.hash, ni)
 }
 
+// settled is the next Reuse once the decision restored the snapshot:
+// its nodes hold what they held before, under new generations, which the
+// memo of their pods' hashes takes on. The upcoming nodes' copies are
+// gone.
+func (r *filterReuse) settled(snap *simulator.Snapshot) Reuse {
+	for ni, m := range r.next.pods {
+		if snap.NodeInfo(ni.Node().Name) != ni {
+			delete(r.next.pods, ni)
+			continue
+		}
+		m.generation = ni.GetGeneration()
+		r.next.pods[ni] = m
+	}
+	return r.next
+}
+
 // uniqueHostnames tells whether no two nodes share a hostname label.
 func uniqueHostnames(nodes []fwk.NodeInfo) bool {
 	seen := make(map[string]bool, len(nodes))

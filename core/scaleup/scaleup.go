@@ -174,6 +174,16 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 // where the change since does not touch it (see Reuse); it returns what
 // the next decision may reuse. The plan is the one Decide makes.
 func DecideFrom(ctx context.Context, in Input, prev Reuse) (*Plan, Reuse, error) {
+	plan, r, err := decide(ctx, in, prev)
+	if err != nil {
+		return nil, Reuse{}, err
+	}
+	return plan, r.settled(in.Checker.Snapshot()), nil
+}
+
+// decide is DecideFrom but for the Reuse, whose nodes are as they were
+// before the snapshot was restored.
+func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, error) {
 	if in.MaxRounds == 0 {
 		in.MaxRounds = 10
 	}
@@ -186,12 +196,12 @@ func DecideFrom(ctx context.Context, in Input, prev Reuse) (*Plan, Reuse, error)
 	snap.Fork()
 	defer snap.Revert()
 	if err := d.addUpcoming(); err != nil {
-		return nil, Reuse{}, err
+		return nil, nil, err
 	}
 	d.reuse = newFilterReuse(in.Checker, d.readyNodes(), prev)
 	remaining, err := d.filterSchedulable(ctx)
 	if err != nil {
-		return nil, Reuse{}, err
+		return nil, nil, err
 	}
 	d.plan.ReusedGroups, d.plan.ResumedGroups = d.reuse.reused, d.reuse.resumed
 	d.plan.Timings.FilterSchedulable = time.Since(d.start)
@@ -200,15 +210,15 @@ func DecideFrom(ctx context.Context, in Input, prev Reuse) (*Plan, Reuse, error)
 	err = d.rounds(ctx, remaining)
 	snap.Revert()
 	if err != nil {
-		return nil, Reuse{}, err
+		return nil, nil, err
 	}
 	d.placed = d.placed[:b.placed]
 	if err := d.wholePlan(ctx, remaining, b); err != nil {
-		return nil, Reuse{}, err
+		return nil, nil, err
 	}
 	d.plan.Timings.Total = time.Since(d.start)
 	d.plan.Timings.Estimate = d.plan.Timings.Total - d.plan.Timings.FilterSchedulable
-	return d.plan, d.reuse.next, nil
+	return d.plan, d.reuse, nil
 }
 
 type decision struct {
