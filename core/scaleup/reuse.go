@@ -265,77 +265,68 @@ func (r *filterReuse) dirty() []string {
 	return out
 }
 
-// holds tells whether run's placements are what searching for g now
-// finds, given that refuses tells whether a node refuses g's pod now.
-func (r *filterReuse) holds(run *groupRun, g *simulator.PodGroup, refuses func(name string) (bool, error)) (bool, error) {
-	if !run.local || !run.samePods(g) {
-		return false, nil
+// standing returns how many of run's first placements are what searching
+// for g now finds, and whether all of them are and the search would find
+// nothing more (whole), given that refuses tells whether a node refuses
+// g's pod now, before any of g's pods are placed. The placements that
+// stand are those of the pods g starts with, in the same order, on nodes
+// as they were, each ahead of every changed node that takes g's pod now:
+// every node before them is as it was, so refuses as it did, or changed
+// and refuses. Beyond the last placement, the search looks at the other
+// nodes only for pods the placements leave.
+func (r *filterReuse) standing(run *groupRun, g *simulator.PodGroup, refuses func(name string) (bool, error)) (k int, whole bool, err error) {
+	if !run.local {
+		return 0, false, nil
 	}
-	limit := len(r.next.nodes.names) - 1
-	for _, p := range run.placed {
-		if _, ok := r.next.nodes.at[p.Node]; !ok || r.changed[p.Node] || r.diff[p.Node] != 0 {
-			return false, nil
-		}
-	}
-	if n := len(run.placed); n == len(g.Pods) {
-		limit = r.next.nodes.at[run.placed[n-1].Node]
+	list := r.next.nodes
+	same := run.samePods(g)
+	cut, limit := len(list.names), len(list.names)-1
+	if n := len(run.placed); same && n == len(g.Pods) {
+		limit = list.at[run.placed[n-1].Node]
 	}
 	for _, name := range r.dirty() {
-		i, ok := r.next.nodes.at[name]
-		if !ok || i > limit {
+		i, ok := list.at[name]
+		if !ok || i > limit || i >= cut {
 			continue
 		}
 		no, err := refuses(name)
-		if err != nil || !no {
-			return false, err
+		if err != nil {
+			return 0, false, err
+		}
+		if !no {
+			cut = i
 		}
 	}
-	return true, nil
-}
-
-// prefix returns how many of run's first placements hold for g, when its
-// pods are searched afresh: those of the pods g starts with, in the same
-// order, on nodes ahead of every node that changed (so every node before
-// them refuses those pods as it did), and the node of the last one, where
-// the search for the others resumes.
-func (r *filterReuse) prefix(run *groupRun, g *simulator.PodGroup) (int, string) {
-	if !run.local {
-		return 0, ""
-	}
-	first := len(r.next.nodes.names)
-	for _, name := range r.dirty() {
-		if i, ok := r.next.nodes.at[name]; ok {
-			first = min(first, i)
-		}
-	}
-	k := 0
 	for k < len(run.placed) && k < len(g.Pods) && g.Pods[k].UID == run.pods[k] {
-		i, ok := r.next.nodes.at[run.placed[k].Node]
-		if !ok || i >= first {
+		node := run.placed[k].Node
+		if i, ok := list.at[node]; !ok || i >= cut || r.changed[node] || r.diff[node] != 0 {
 			break
 		}
 		k++
 	}
-	if k == 0 {
-		return 0, ""
-	}
-	return k, run.placed[k-1].Node
+	return k, same && k == len(run.placed) && cut > limit, nil
 }
 
 // resume places g's pods after the first len(reused), which reused
-// places: the search starts at the node of the last of them.
-func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex, reused []simulator.Placed, from string) ([]simulator.Placed, []*corev1.Pod, *simulator.GroupCheck, error) {
+// places: the search starts at the node of the last of them. check, when
+// set, is g's check before them.
+func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex, reused []simulator.Placed, check *simulator.GroupCheck) ([]simulator.Placed, []*corev1.Pod, *simulator.GroupCheck, error) {
 	c, r := d.in.Checker, d.reuse
 	r.resumed++
 	r.unbound = append(r.unbound, reused...)
 	if err := r.bind(nodes, c.Snapshot()); err != nil {
 		return nil, nil, nil, err
 	}
-	check, err := c.CheckGroup(ctx, g)
+	var err error
+	if check != nil {
+		check, err = c.CatchUp(ctx, check, reused)
+	} else {
+		check, err = c.CheckGroup(ctx, g)
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rest, unplaced, err := c.PlaceGroupIndexedFrom(ctx, check, g.Pods[len(reused):], nodes, from)
+	rest, unplaced, err := c.PlaceGroupIndexedFrom(ctx, check, g.Pods[len(reused):], nodes, reused[len(reused)-1].Node)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -351,7 +342,7 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 	run := r.match(g)
 	defer r.done(run)
 	if run != nil && r.isLocal(c.Snapshot(), g.Representative()) {
-		ok, err := r.holds(run, g, func(name string) (bool, error) {
+		k, whole, err := r.standing(run, g, func(name string) (bool, error) {
 			if check == nil {
 				if err := r.bind(nodes, c.Snapshot()); err != nil {
 					return false, err
@@ -366,23 +357,26 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if ok {
-			placed = again(run, g, len(run.placed))
+		if whole {
+			placed = again(run, g, k)
 			r.reused++
 			r.unbound = append(r.unbound, placed...)
 			r.record(g, true, placed)
-			return placed, g.Pods[len(placed):], nil, nil
+			return placed, g.Pods[k:], nil, nil
 		}
-		if k, from := r.prefix(run, g); k > 0 {
-			return d.resume(ctx, g, nodes, again(run, g, k), from)
+		if k > 0 {
+			return d.resume(ctx, g, nodes, again(run, g, k), check)
 		}
 	}
 	if err := r.bind(nodes, c.Snapshot()); err != nil {
 		return nil, nil, nil, err
 	}
 	free := r.isLocal(c.Snapshot(), g.Representative())
-	if check, err = c.CheckGroup(ctx, g); err != nil {
-		return nil, nil, nil, err
+	if check == nil {
+		// (A check made to find the nodes that changed is this one.)
+		if check, err = c.CheckGroup(ctx, g); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if placed, unplaced, err = c.PlaceGroupIndexed(ctx, check, g.Pods, nodes); err != nil {
 		return nil, nil, nil, err
