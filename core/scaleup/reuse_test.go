@@ -299,3 +299,56 @@ func TestMovedAreTheNodesOutOfOrder(t *testing.T) {
 		t.Errorf("the node swapped into a removed one's place: moved %v, want [4]", got)
 	}
 }
+
+// TestReuseTakesAgainWhatAChangeDidNotTouch: which pod groups' placements
+// a change leaves to reuse, wholly or up to the first node it changed, and
+// that the decision is the one made from scratch.
+func TestReuseTakesAgainWhatAChangeDidNotTouch(t *testing.T) {
+	c := newCluster(t)
+	for _, n := range []string{"n1", "n2", "n3"} {
+		c.node(n, "4", "16Gi", "a")
+	}
+	c.pend(2, "a", "1", "1Gi", nil) // on n1
+	c.pend(3, "b", "1", "1Gi", nil) // two on n1, one on n2
+	chain, _ := expander.ParseChain("least-waste")
+	keys := simulator.NewEquivalenceKeys()
+	var last Reuse
+	decide := func(change string, reused, resumed int) {
+		t.Helper()
+		in := Input{Checker: c.checker, Pending: keys.Group(c.pending), Groups: c.groups, Chain: chain, ExpanderContext: &expander.Context{Seed: 7}}
+		plan, next, err := DecideFrom(context.Background(), in, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := Decide(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if describe(plan) != describe(whole) {
+			t.Fatalf("%s: the decision made from the last one's differs from scratch:\n%s\nfrom scratch:\n%s", change, describe(plan), describe(whole))
+		}
+		if plan.ReusedGroups != reused || plan.ResumedGroups != resumed {
+			t.Errorf("%s: %d groups reused and %d in part, want %d and %d", change, plan.ReusedGroups, plan.ResumedGroups, reused, resumed)
+		}
+		last = next
+	}
+	decide("first decision", 0, 0)
+	decide("nothing changed", 2, 0)
+	addRunning := func(node, cpu string) {
+		p := c.pod("running", cpu, "1Gi")
+		p.Spec.NodeName = node
+		if err := c.snap.AddPod(podInfo(t, p), node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addRunning("n3", "1")
+	decide("a pod bound to n3, which no group reached", 2, 0)
+	addRunning("n2", "3")
+	decide("n2, where b's third pod went, filled", 1, 1)
+	c.pend(1, "b", "1", "1Gi", nil)
+	decide("a pod of b added", 1, 1)
+	c.pending = slices.Delete(c.pending, 1, 2)
+	decide("a's last pod gone: b, on the node it left, searched afresh", 0, 1)
+	c.pending = c.pending[1:]
+	decide("a's first pod gone", 0, 0)
+}
