@@ -274,9 +274,15 @@ func (r *filterReuse) dirty() []string {
 // every node before them is as it was, so refuses as it did, or changed
 // and refuses. Beyond the last placement, the search looks at the other
 // nodes only for pods the placements leave.
-func (r *filterReuse) standing(run *groupRun, g *simulator.PodGroup, refuses func(name string) (bool, error)) (k int, whole bool, err error) {
+//
+// from names the node the search for the others may start at: the node of
+// the last placement that stands; with none, the first changed node that
+// takes g's pod or the node of run's first placement, if as it was,
+// whichever comes first (every node before it refuses g's pod). Empty, the
+// search starts at the first node.
+func (r *filterReuse) standing(run *groupRun, g *simulator.PodGroup, refuses func(name string) (bool, error)) (k int, whole bool, from string, err error) {
 	if !run.local {
-		return 0, false, nil
+		return 0, false, "", nil
 	}
 	list := r.next.nodes
 	same := run.samePods(g)
@@ -291,7 +297,7 @@ func (r *filterReuse) standing(run *groupRun, g *simulator.PodGroup, refuses fun
 		}
 		no, err := refuses(name)
 		if err != nil {
-			return 0, false, err
+			return 0, false, "", err
 		}
 		if !no {
 			cut = i
@@ -299,18 +305,33 @@ func (r *filterReuse) standing(run *groupRun, g *simulator.PodGroup, refuses fun
 	}
 	for k < len(run.placed) && k < len(g.Pods) && g.Pods[k].UID == run.pods[k] {
 		node := run.placed[k].Node
-		if i, ok := list.at[node]; !ok || i >= cut || r.changed[node] || r.diff[node] != 0 {
+		if !r.clean(node) || list.at[node] >= cut {
 			break
 		}
 		k++
 	}
-	return k, same && k == len(run.placed) && cut > limit, nil
+	whole = same && k == len(run.placed) && cut > limit
+	switch {
+	case k > 0:
+		from = run.placed[k-1].Node
+	case len(run.placed) > 0 && r.clean(run.placed[0].Node) && list.at[run.placed[0].Node] < cut:
+		from = run.placed[0].Node
+	case cut < len(list.names) && (len(run.placed) == 0 || r.clean(run.placed[0].Node)):
+		from = list.names[cut]
+	}
+	return k, whole, from, nil
+}
+
+// clean tells whether the node is in the list, as it was.
+func (r *filterReuse) clean(node string) bool {
+	_, ok := r.next.nodes.at[node]
+	return ok && !r.changed[node] && r.diff[node] == 0
 }
 
 // resume places g's pods after the first len(reused), which reused
-// places: the search starts at the node of the last of them. check, when
+// places: the search starts at node from (see standing). check, when
 // set, is g's check before them.
-func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex, reused []simulator.Placed, check *simulator.GroupCheck) ([]simulator.Placed, []*corev1.Pod, *simulator.GroupCheck, error) {
+func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex, reused []simulator.Placed, check *simulator.GroupCheck, from string) ([]simulator.Placed, []*corev1.Pod, *simulator.GroupCheck, error) {
 	c, r := d.in.Checker, d.reuse
 	r.resumed++
 	r.unbound = append(r.unbound, reused...)
@@ -326,7 +347,7 @@ func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *sim
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rest, unplaced, err := c.PlaceGroupIndexedFrom(ctx, check, g.Pods[len(reused):], nodes, reused[len(reused)-1].Node)
+	rest, unplaced, err := c.PlaceGroupIndexedFrom(ctx, check, g.Pods[len(reused):], nodes, from)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -342,7 +363,7 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 	run := r.match(g)
 	defer r.done(run)
 	if run != nil && r.isLocal(c.Snapshot(), g.Representative()) {
-		k, whole, err := r.standing(run, g, func(name string) (bool, error) {
+		k, whole, from, err := r.standing(run, g, func(name string) (bool, error) {
 			if check == nil {
 				if err := r.bind(nodes, c.Snapshot()); err != nil {
 					return false, err
@@ -364,8 +385,8 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 			r.record(g, true, placed)
 			return placed, g.Pods[k:], nil, nil
 		}
-		if k > 0 {
-			return d.resume(ctx, g, nodes, again(run, g, k), check)
+		if from != "" {
+			return d.resume(ctx, g, nodes, again(run, g, k), check, from)
 		}
 	}
 	if err := r.bind(nodes, c.Snapshot()); err != nil {
