@@ -32,8 +32,11 @@ import (
 //     (every node, when some of its pods fitted nowhere) is as it was, so
 //     it refuses again, or is checked now and refuses.
 //
-// Only the nodes that changed are checked, so a small change costs little;
-// a group that fails the test is searched afresh.
+// Only the nodes that changed are checked, so a small change costs little.
+// When not all of them stand, the placements ahead of the first node that
+// changed are kept and the search resumes after them (see standing); a
+// group that is not local is searched afresh. The estimates for the pods
+// left are made afresh.
 type Reuse struct {
 	// checker and listers are those the placements were found with: with
 	// another checker, or other objects in its listers, nothing is reused.
