@@ -1,7 +1,7 @@
 // Package benchgen generates the synthetic benchmark clusters described in
 // docs/bench-cluster.md ("bench-gen v1").
 //
-// Generate turns a Params (usually one of the presets S1 to S4) into plain
+// Generate turns a Params (usually one of the presets S1 to S5) into plain
 // Kubernetes objects: nodes, running pods bound to them, pending pods, the
 // ReplicaSets that own every pod, and one NodeGroup per node group with its
 // template node. Everything is derived from the seed with integer arithmetic

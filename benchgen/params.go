@@ -55,10 +55,15 @@ func S3() Params { return withDefaults(5000, 20, 10000, 50, 20) }
 // groups, 40 node groups.
 func S4() Params { return withDefaults(15000, 34, 30000, 100, 40) }
 
-// PresetNames lists the names Preset accepts, smallest first.
-func PresetNames() []string { return []string{"S1", "S2", "S3", "S4"} }
+// S5 is the 60,000-node benchmark cluster: 2,040,000 running pods (34 per
+// node, the nearest to 2,000,000 at or above it), 100,000 pending pods in
+// 200 groups, 100 node groups.
+func S5() Params { return withDefaults(60000, 34, 100000, 200, 100) }
 
-// Preset returns the preset with the given name (S1 to S4).
+// PresetNames lists the names Preset accepts, smallest first.
+func PresetNames() []string { return []string{"S1", "S2", "S3", "S4", "S5"} }
+
+// Preset returns the preset with the given name (S1 to S5).
 func Preset(name string) (Params, error) {
 	switch name {
 	case "S1":
@@ -69,6 +74,8 @@ func Preset(name string) (Params, error) {
 		return S3(), nil
 	case "S4":
 		return S4(), nil
+	case "S5":
+		return S5(), nil
 	}
 	return Params{}, fmt.Errorf("unknown size %q (accepted: %s)", name, strings.Join(PresetNames(), ", "))
 }

@@ -45,6 +45,7 @@ func TestPendingCounts(t *testing.T) {
 		{"S2", S2(), func(int) int { return 100 }},
 		{"S3", S3(), func(int) int { return 200 }},
 		{"S4", S4(), func(int) int { return 300 }},
+		{"S5", S5(), func(int) int { return 500 }},
 		{"23 over 10", uneven, func(g int) int { return 2 + boolIntInt(g < 3) }},
 	}
 	for _, tt := range tests {
@@ -116,9 +117,9 @@ func TestPreset(t *testing.T) {
 	if p, err := Preset("S3"); err != nil || p != S3() {
 		t.Errorf("Preset(S3) = %+v, %v", p, err)
 	}
-	_, err := Preset("S5")
-	if err == nil || !strings.Contains(err.Error(), `"S5"`) || !strings.Contains(err.Error(), "S1, S2, S3, S4") {
-		t.Errorf("Preset(S5) error = %v, want one naming S5 and the accepted sizes", err)
+	_, err := Preset("S6")
+	if err == nil || !strings.Contains(err.Error(), `"S6"`) || !strings.Contains(err.Error(), "S1, S2, S3, S4, S5") {
+		t.Errorf("Preset(S6) error = %v, want one naming S6 and the accepted sizes", err)
 	}
 }
 

@@ -46,7 +46,9 @@ type Decider struct {
 	sched    *schedules
 	ahead    *expectations
 	waiters  *waiters
-	actuator act.Actuator
+	// nominatedTo are the nodes tidal's nominations name.
+	nominatedTo nominatedNodes
+	actuator    act.Actuator
 	// scaleIn is the last scale-in view; launchErrors when the cloud told
 	// of failed launches.
 	scaleIn      *scaleIns
@@ -184,6 +186,9 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	// iteration.
 	var renewed map[string]bool
 	health := d.updateClusterState(ctx, obs, report)
+	// Pods nominated to nodes that cannot take them and are not coming
+	// wait for a node like the other pending pods, from this decision on.
+	obs.pending = append(obs.pending, d.stranded(obs, d.nominationTargets(obs))...)
 	report.health = health
 	d.readSchedules(ctx, obs, report)
 	defer func() {

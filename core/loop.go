@@ -144,8 +144,9 @@ func (l *NodeLoop) Trigger() {
 }
 
 // unschedulableHandler triggers an iteration when a pod becomes
-// unschedulable, and when the scheduler reports again that a pod waiting
-// for new nodes does not fit, after a node became ready (see waiters).
+// unschedulable, when the scheduler reports again that a pod waiting
+// for new nodes does not fit, after a node became ready (see waiters), and
+// when an unschedulable pod loses the nomination tidal gave it.
 func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -159,11 +160,19 @@ func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
 			if !ok1 || !ok2 || !IsUnschedulable(n) {
 				return
 			}
-			if !IsUnschedulable(o) || scheduledChanged(o, n) && l.d.waiters.unschedulableAgain(n.UID) {
+			if !IsUnschedulable(o) || scheduledChanged(o, n) && l.d.waiters.unschedulableAgain(n.UID) ||
+				nominationCleared(o, n) && l.d.nominatedTo.has(o.Status.NominatedNodeName) {
 				l.Trigger()
 			}
 		},
 	}
+}
+
+// nominationCleared tells whether the pod's nomination was taken away
+// (the scheduler does so when the pod fits no node yet): tidal sets it
+// again while its plan stands.
+func nominationCleared(old, n *corev1.Pod) bool {
+	return old.Status.NominatedNodeName != "" && n.Status.NominatedNodeName == ""
 }
 
 // scheduledChanged tells whether the scheduler wrote the pod's PodScheduled
@@ -186,7 +195,11 @@ func podScheduled(p *corev1.Pod) *corev1.PodCondition {
 
 // readyHandler triggers an iteration when a node becomes ready (its Ready
 // condition True and no startup taint left) while pods wait for new nodes:
-// they may fit there now, or the loop sees that they do not.
+// they may fit there now, or the loop sees that they do not. It does too
+// when a node registers not yet ready while pods wait: the pods planned
+// on it are nominated to it before the scheduler can place anything there.
+// And when a node goes that pods are nominated to: they get another node
+// from the next decision, not the next scan.
 func (l *NodeLoop) readyHandler() cache.ResourceEventHandler {
 	ready := func(obj any) bool {
 		n, ok := obj.(*corev1.Node)
@@ -199,13 +212,24 @@ func (l *NodeLoop) readyHandler() cache.ResourceEventHandler {
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if ready(obj) {
+			switch {
+			case ready(obj):
 				becameReady()
+			case l.opts.NominatePlannedPods && l.d.waiters.any():
+				l.Trigger()
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			if ready(newObj) && !ready(oldObj) {
 				becameReady()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*corev1.Node); ok && l.d.nominatedTo.has(n.Name) {
+				l.Trigger()
 			}
 		},
 	}

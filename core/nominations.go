@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,19 +14,16 @@ import (
 
 // nominate sets the status.nominatedNodeName of pending pods that waited
 // for a scale-up to the node of that group this iteration's decision placed
-// them on, once it can take them, and withdraws nominations whose plan no
+// them on: a ready node, or a registered node still starting (so that the
+// scheduler, which places pods the moment a node can take them, finds the
+// nominations already there), and withdraws nominations whose plan no
 // longer stands (core/nominate decides; the actuator writes).
 func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Plan) {
 	if !d.opts.NominatePlannedPods {
 		return
 	}
-	in := nominate.Input{Pods: map[types.UID]nominate.Pod{}, Planned: map[types.UID]string{}, Usable: map[string]bool{},
+	in := nominate.Input{Pods: map[types.UID]nominate.Pod{}, Planned: map[types.UID]string{}, Usable: d.nominationTargets(o),
 		Standing: d.mem.nominations, Budget: d.opts.MaxBulkNominations}
-	for name, obs := range o.observed {
-		if obs.Ready {
-			in.Usable[name] = true
-		}
-	}
 	if plan != nil {
 		for _, pl := range plan.OnExisting {
 			p := pl.Info.GetPod()
@@ -34,6 +32,12 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 			}
 			in.Planned[p.UID] = pl.Node
 			in.Pods[p.UID] = nominatedPod(p)
+		}
+		for _, p := range o.pending {
+			if node, ok := plan.AwaitingOn[p.UID]; ok && !pictured(p) {
+				in.Planned[p.UID] = node
+				in.Pods[p.UID] = nominatedPod(p)
+			}
 		}
 	}
 	for uid, n := range d.mem.nominations {
@@ -48,6 +52,53 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 	failed := d.actuator.Nominate(ctx, res.Clear, res.Set)
 	res.Next.Failed(failed, in.Standing)
 	d.mem.nominations = res.Next
+	d.nominatedTo.set(res.Next)
+}
+
+// clearedNominations maps the pending pods whose nomination tidal set has
+// been cleared since to the node it named, while that node is one of
+// starting. The scheduler clears a nomination each time it finds no node
+// for the pod, as it does while the node is tainted, which says nothing of
+// the plan: the decision places such pods on that node first, so they are
+// nominated to it again and not to whichever node the packing reaches
+// first. (Cleared from a node that can take pods, a nomination says the
+// scheduler tried the pod there and failed: no preference is kept.)
+func (d *Decider) clearedNominations(starting map[string]bool) map[types.UID]string {
+	if !d.opts.NominatePlannedPods || len(d.mem.nominations) == 0 {
+		return nil
+	}
+	out := map[types.UID]string{}
+	for uid, n := range d.mem.nominations {
+		p, err := d.observer.pods.Pods(n.Namespace).Get(n.Name)
+		if err == nil && p.UID == uid && starting[n.Node] && IsPending(p) {
+			out[uid] = n.Node
+		}
+	}
+	return out
+}
+
+// nominatedNodes are the nodes tidal's standing nominations name, for the
+// informers' handlers: a node of them going wakes the loop, so its pods
+// get another node at once. Safe for concurrent use.
+type nominatedNodes struct {
+	mu    sync.Mutex
+	nodes map[string]bool
+}
+
+func (n *nominatedNodes) set(s nominate.State) {
+	nodes := make(map[string]bool, len(s))
+	for _, nom := range s {
+		nodes[nom.Node] = true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.nodes = nodes
+}
+
+func (n *nominatedNodes) has(name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.nodes[name]
 }
 
 // plannedGroup is the group whose new nodes a pod counts on: the one it

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 	"github.com/tidal-autoscaler/tidal/core/telemetry"
 	"github.com/tidal-autoscaler/tidal/simulator"
@@ -78,5 +79,43 @@ func TestDeciderNominatesWaitersToTheirGroupsNodes(t *testing.T) {
 	}
 	if len(d.mem.nominations) != 0 {
 		t.Errorf("state after the withdrawal: %v", d.mem.nominations)
+	}
+}
+
+// The pods whose nomination tidal set was cleared since are handed to the
+// decision with the node it named, while that node still starts: not a pod
+// still nominated, nor one cleared from a node that does not start (gone,
+// or ready: the scheduler tried the pod there), nor one bound; none with
+// nominations off.
+func TestClearedNominationsNameTheirNode(t *testing.T) {
+	pod := func(name, nominated, bound string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
+			Spec: corev1.PodSpec{NodeName: bound}, Status: corev1.PodStatus{Phase: corev1.PodPending, NominatedNodeName: nominated}}
+		return p
+	}
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	state := nominate.State{}
+	for _, p := range []*corev1.Pod{pod("cleared", "", ""), pod("standing", "n1", ""), pod("gone-node", "", ""), pod("bound", "", "n1")} {
+		if err := indexer.Add(p); err != nil {
+			t.Fatal(err)
+		}
+		node := "n1"
+		if p.Name == "gone-node" {
+			node = "n9" // gone, or ready
+		}
+		state[p.UID] = nominate.Nomination{Namespace: "ns", Name: p.Name, Node: node}
+	}
+	state["deleted"] = nominate.Nomination{Namespace: "ns", Name: "deleted", Node: "n1"}
+	for _, on := range []bool{true, false} {
+		d := &Decider{opts: Options{NominatePlannedPods: on}, observer: &observer{pods: corelisters.NewPodLister(indexer)}}
+		d.mem.nominations = state
+		got := d.clearedNominations(map[string]bool{"n1": true})
+		want := map[types.UID]string{"cleared": "n1"}
+		if !on {
+			want = map[types.UID]string{}
+		}
+		if len(got) != len(want) || got["cleared"] != want["cleared"] {
+			t.Errorf("nominations on %v: cleared %v, want %v", on, got, want)
+		}
 	}
 }

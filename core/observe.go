@@ -126,7 +126,7 @@ func (ob *observer) observe(ctx context.Context) (*observation, error) {
 		return nil, fmt.Errorf("%w: list pods: %v", errAPI, err)
 	}
 	for _, p := range pods {
-		if IsPending(p) || nominatedToMissing(p, o.snapshot) {
+		if ob.waits(p, o.snapshot) {
 			o.pending = append(o.pending, p)
 			if IsUnschedulable(p) {
 				o.unschedulable++
@@ -193,13 +193,25 @@ func (ob *observer) timed(function string, f func() error) error {
 	return err
 }
 
+// waits reports whether p waits for a node in this iteration: pending, or
+// nominated to a node the cluster does not have. A pod the synced snapshot
+// still counts on a node changed after the sync (its nomination was
+// cleared): it waits from the next iteration on, and is not counted twice
+// in this one.
+func (ob *observer) waits(p *corev1.Pod, snap *simulator.Snapshot) bool {
+	return IsPending(p) && !ob.live.holds(p.UID) || nominatedToMissing(p, snap)
+}
+
 // nominatedToMissing reports whether p would be pending but for its
 // nomination to a node the cluster does not have (it went before the pod
 // was bound): then it waits for a node like any other.
 func nominatedToMissing(p *corev1.Pod, snap *simulator.Snapshot) bool {
-	if p.Status.NominatedNodeName == "" || snap.NodeInfo(p.Status.NominatedNodeName) != nil {
-		return false
-	}
+	return p.Status.NominatedNodeName != "" && snap.NodeInfo(p.Status.NominatedNodeName) == nil && pendingButForNomination(p)
+}
+
+// pendingButForNomination reports whether p would be pending without its
+// nominated node.
+func pendingButForNomination(p *corev1.Pod) bool {
 	q := *p
 	q.Status.NominatedNodeName = ""
 	return IsPending(&q)

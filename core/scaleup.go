@@ -27,10 +27,13 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 	podGroups := scaleup.OrderGroups(d.keys.Group(pods), d.mem.unfinished)
 	groups := decisionGroups(o, d.state, d.sched)
 	avoided := d.avoided(groups)
+	cleared := d.clearedNominations(d.startingNodes(o))
 	for attempt := 0; ; attempt++ {
 		pricing, _ := d.cloud.Pricing()
 		ectx := expanderContext(o, groups, d.mem.rnd.Uint64(), d.prio.current(), pricing)
-		plan, reused, err := d.decide(ctx, decisionInput(o, podGroups, groups, ectx, d.opts, d.checker, d.chain, d.cloud))
+		in := decisionInput(o, podGroups, groups, ectx, d.opts, d.checker, d.chain, d.cloud)
+		in.Cleared = cleared
+		plan, reused, err := d.decide(ctx, in)
 		if err != nil {
 			return fmt.Errorf("scale-up decision: %w", err)
 		}

@@ -24,7 +24,7 @@ func decisionGroups(o *observation, state *clusterstate.Tracker, sched *schedule
 		// A scheduled maximum caps the group below the cloud's.
 		minSize, maxSize := sched.effectiveSize(g)
 		sg := scaleup.Group{ID: g.group.Id(), Template: g.template, Min: minSize, Max: maxSize,
-			Target: g.target, Upcoming: view.Upcoming}
+			Target: g.target, Upcoming: view.Upcoming, Starting: o.starting(view)}
 		switch {
 		case g.problem != "":
 			sg.Unavailable, sg.Upcoming = g.problem, 0

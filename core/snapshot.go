@@ -111,6 +111,13 @@ func (l *liveSnapshot) Sync() (*simulator.Snapshot, error) {
 	return l.snap, nil
 }
 
+// holds reports whether the snapshot, as last synced, counts the pod on a
+// node (bound, or nominated to it).
+func (l *liveSnapshot) holds(uid types.UID) bool {
+	_, ok := l.placed[uid]
+	return ok
+}
+
 func (l *liveSnapshot) applyNode(name string, n *corev1.Node) {
 	existing := l.snap.NodeInfo(name)
 	switch {

@@ -65,3 +65,34 @@ func TestSnapshotCountsNominatedPodsOnTheirNode(t *testing.T) {
 			nominatedToMissing(gone, snap), nominatedToMissing(p, snap))
 	}
 }
+
+// A pod whose nomination is cleared after the snapshot was synced is not
+// yet waiting: the snapshot still counts it on its node, and counting it
+// pending too would ask a node for it a second time. Once the snapshot has
+// synced the change, it waits.
+func TestPodClearedAfterTheSyncWaitsFromTheNextSync(t *testing.T) {
+	l := newLiveSnapshot()
+	l.recordNode(statusNode("n1"), false)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "default", UID: types.UID("web-x")},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, NominatedNodeName: "n1", Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+	simtest.Admit(p, rand.New(rand.NewPCG(1, 1)))
+	l.recordPod(p, false)
+	ob := &observer{live: l}
+	snap, err := l.Sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleared := p.DeepCopy()
+	cleared.Status.NominatedNodeName = ""
+	if ob.waits(p, snap) || ob.waits(cleared, snap) {
+		t.Fatal("a pod the synced snapshot counts on n1 waits for a node")
+	}
+	l.recordPod(cleared, false)
+	if snap, err = l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !ob.waits(cleared, snap) || len(snap.NodeInfo("n1").Pods) != 0 {
+		t.Fatalf("after the sync: waits %v, %d pods on n1; want waiting and none", ob.waits(cleared, snap), len(snap.NodeInfo("n1").Pods))
+	}
+}

@@ -91,6 +91,13 @@ func (a *waiters) nodeReady() bool {
 	return len(a.pods) > 0
 }
 
+// any reports whether pods wait for new nodes.
+func (a *waiters) any() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pods) > 0
+}
+
 // unschedulableAgain notes that the scheduler found no node for pod once
 // more, and reports whether the loop should decide again: the pod waited
 // for new nodes and a node became ready since it began waiting or was last

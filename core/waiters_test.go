@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tidal-autoscaler/tidal/core/nominate"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
@@ -125,14 +126,71 @@ func TestLoopWakesWhenNewNodesCameAndPodsStillWait(t *testing.T) {
 	}
 	for _, s := range steps {
 		s.event()
-		woke := false
-		select {
-		case <-l.trigger:
-			woke = true
-		default:
-		}
-		if woke != s.wake {
+		if woke := triggered(l); woke != s.wake {
 			t.Fatalf("%s: woke %v, want %v", s.name, woke, s.wake)
 		}
+	}
+}
+
+// With nominations on, the loop decides again when a node registers, not
+// yet ready, while pods wait for new nodes (so that their nominations are
+// there before the scheduler can place them), and not when none waits.
+func TestLoopWakesWhenANodeRegistersWhilePodsWait(t *testing.T) {
+	l := &NodeLoop{opts: Options{NominatePlannedPods: true}, trigger: make(chan struct{}, 1), d: &Decider{waiters: newWaiters()}}
+	nodes := l.readyHandler()
+	notReady := readyNode()
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	if nodes.OnAdd(notReady, false); triggered(l) {
+		t.Fatal("woke for a node registering while no pod waits")
+	}
+	l.d.waiters.update(waiterPods("a"), &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g"}}, nil)
+	if nodes.OnAdd(notReady, false); !triggered(l) {
+		t.Fatal("did not wake for a node registering while a pod waits for new nodes")
+	}
+}
+
+// The loop decides again when a node goes that tidal nominated pods to,
+// and not for another node.
+func TestLoopWakesWhenANominatedNodeGoes(t *testing.T) {
+	l := &NodeLoop{trigger: make(chan struct{}, 1), d: &Decider{waiters: newWaiters()}}
+	l.d.nominatedTo.set(nominate.State{"a": {Namespace: "ns", Name: "a", Node: "n1"}})
+	nodes := l.readyHandler()
+	for _, tc := range []struct {
+		node string
+		wake bool
+	}{{"n2", false}, {"n1", true}} {
+		nodes.OnDelete(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: tc.node}})
+		if woke := triggered(l); woke != tc.wake {
+			t.Fatalf("node %s deleted: woke %v, want %v", tc.node, woke, tc.wake)
+		}
+	}
+}
+
+// The loop decides again when an unschedulable pod loses the nomination
+// tidal gave it, and not when it loses another's.
+func TestLoopWakesWhenTidalsNominationIsCleared(t *testing.T) {
+	l := &NodeLoop{trigger: make(chan struct{}, 1), d: &Decider{waiters: newWaiters()}}
+	l.d.nominatedTo.set(nominate.State{"a": {Namespace: "ns", Name: "a", Node: "n1"}})
+	pods := l.unschedulableHandler()
+	for _, tc := range []struct {
+		node string
+		wake bool
+	}{{"n2", false}, {"n1", true}} {
+		nominated := unschedulable(waiterPods("a")[0], "0/3 nodes are available")
+		nominated.Status.NominatedNodeName = tc.node
+		pods.OnUpdate(nominated, unschedulable(waiterPods("a")[0], "0/3 nodes are available"))
+		if woke := triggered(l); woke != tc.wake {
+			t.Fatalf("nomination to %s cleared: woke %v, want %v", tc.node, woke, tc.wake)
+		}
+	}
+}
+
+// triggered takes the loop's trigger, reporting whether there was one.
+func triggered(l *NodeLoop) bool {
+	select {
+	case <-l.trigger:
+		return true
+	default:
+		return false
 	}
 }

@@ -20,7 +20,7 @@ func BenchmarkEquivalenceGroups(b *testing.B) {
 	for _, s := range []struct {
 		name string
 		p    func() benchgen.Params
-	}{{"S2", benchgen.S2}, {"S3", benchgen.S3}, {"S4", benchgen.S4}} {
+	}{{"S2", benchgen.S2}, {"S3", benchgen.S3}, {"S4", benchgen.S4}, {"S5", benchgen.S5}} {
 		b.Run(s.name, func(b *testing.B) {
 			c := benchload.Cluster(b, s.p())
 			r := benchload.Rand(1)

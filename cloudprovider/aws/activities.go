@@ -65,7 +65,11 @@ func classifyLaunchFailure(asg, message string) *cloudprovider.InstanceErrorInfo
 // launches is what a group's scaling activities tell of the launches
 // started at or after a time.
 type launches struct {
-	// failure is the error of the latest of them, when it failed.
+	// failure is the error of the latest failed launch among them, unless a
+	// launch started after it succeeded. A launch still in flight after a
+	// failure does not clear it: the group retries on its own, and until a
+	// retry succeeds the capacity is as missing as it was (Cluster
+	// Autoscaler reads any failed launch since its request the same way).
 	failure *cloudprovider.InstanceErrorInfo
 	// succeeded counts the launches done (the instance is in service);
 	// inFlight those neither done, failed nor cancelled.
@@ -76,7 +80,8 @@ type launches struct {
 // sums up its launches started at or after since.
 func readLaunches(asg string, activities []astypes.Activity, since time.Time) launches {
 	var out launches
-	var latest *astypes.Activity
+	var lastFailed, lastSucceeded *astypes.Activity
+	later := func(a, than *astypes.Activity) bool { return than == nil || a.StartTime.After(*than.StartTime) }
 	for i := range activities {
 		a := &activities[i]
 		if a.StartTime == nil || a.StartTime.Before(since) {
@@ -88,28 +93,32 @@ func readLaunches(asg string, activities []astypes.Activity, since time.Time) la
 		switch a.StatusCode {
 		case astypes.ScalingActivityStatusCodeSuccessful:
 			out.succeeded++
-		case astypes.ScalingActivityStatusCodeFailed, astypes.ScalingActivityStatusCodeCancelled:
+			if later(a, lastSucceeded) {
+				lastSucceeded = a
+			}
+		case astypes.ScalingActivityStatusCodeFailed:
+			if later(a, lastFailed) {
+				lastFailed = a
+			}
+		case astypes.ScalingActivityStatusCodeCancelled:
 		default:
 			out.inFlight++
 		}
-		if latest == nil || a.StartTime.After(*latest.StartTime) {
-			latest = a
-		}
 	}
-	if latest == nil || latest.StatusCode != astypes.ScalingActivityStatusCodeFailed {
+	if lastFailed == nil || (lastSucceeded != nil && later(lastSucceeded, lastFailed)) {
 		return out
 	}
-	msg := deref(latest.StatusMessage)
+	msg := deref(lastFailed.StatusMessage)
 	if msg == "" {
-		msg = deref(latest.Description)
+		msg = deref(lastFailed.Description)
 	}
 	out.failure = classifyLaunchFailure(asg, msg)
 	return out
 }
 
-// launchFailure returns the error of a group's latest launch attempt
-// started at or after since, or nil when that attempt did not fail (or
-// there is none).
+// launchFailure returns the error of a group's latest failed launch
+// started at or after since, or nil when there is none or a later launch
+// succeeded.
 func launchFailure(asg string, activities []astypes.Activity, since time.Time) *cloudprovider.InstanceErrorInfo {
 	return readLaunches(asg, activities, since).failure
 }

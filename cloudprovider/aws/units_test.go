@@ -83,7 +83,7 @@ func activityAt(t0 time.Time) func(at time.Duration, desc string, code astypes.S
 	}
 }
 
-func TestLaunchFailureLooksAtTheLatestLaunchSince(t *testing.T) {
+func TestLaunchFailureIsTheLatestFailedLaunchSince(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	act := activityAt(t0)
 	failed := act(2*time.Minute, "Launching a new EC2 instance.  Status Reason: ...", astypes.ScalingActivityStatusCodeFailed)
@@ -100,6 +100,10 @@ func TestLaunchFailureLooksAtTheLatestLaunchSince(t *testing.T) {
 	}
 	if got := launchFailure("a", []astypes.Activity{term}, t0); got != nil {
 		t.Fatalf("a failed termination is not a launch failure: %+v", got)
+	}
+	retry := act(150*time.Second, "Launching a new EC2 instance", astypes.ScalingActivityStatusCodeInProgress)
+	if got := launchFailure("a", []astypes.Activity{retry, failed}, t0); got == nil {
+		t.Fatal("a failure followed by a retry still in flight: no failure")
 	}
 }
 
@@ -292,8 +296,12 @@ func TestReadLaunchesAndJudgeThem(t *testing.T) {
 		{name: "stock-out", activities: []astypes.Activity{failed(time.Second)}, wanted: 1, failed: true, verdict: launchFailed},
 		{name: "stock-out after one launched, in any order", activities: []astypes.Activity{launch(time.Second, ok), failed(3 * time.Second), failed(2 * time.Second)},
 			wanted: 3, succeeded: 1, failed: true, verdict: launchFailed},
-		{name: "a retry launched after a failure", activities: []astypes.Activity{launch(3*time.Second, running), failed(2 * time.Second)},
-			wanted: 1, inFlight: 1, verdict: keepWatching},
+		{name: "a retry in flight after a failure keeps the failure", activities: []astypes.Activity{launch(3*time.Second, running), failed(2 * time.Second)},
+			wanted: 1, inFlight: 1, failed: true, verdict: launchFailed},
+		{name: "a retry that succeeded after a failure clears it", activities: []astypes.Activity{launch(3*time.Second, ok), failed(2 * time.Second)},
+			wanted: 1, succeeded: 1, verdict: launchesDone},
+		{name: "a failure after a success stands", activities: []astypes.Activity{failed(3 * time.Second), launch(2*time.Second, ok)},
+			wanted: 2, succeeded: 1, failed: true, verdict: launchFailed},
 		{name: "launches before since are not the watch's", activities: []astypes.Activity{failed(-time.Second), launch(-time.Minute, running)},
 			wanted: 1, verdict: keepWatching},
 		{name: "terminations are not launches", activities: []astypes.Activity{

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	benchgen [-size S1|S2|S3|S4] [-format canonical|yaml [-stored]] [-o file]
+//	benchgen [-size S1|S2|S3|S4|S5] [-format canonical|yaml [-stored]] [-o file]
 package main
 
 import (

@@ -16,7 +16,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		args []string
 		want []string // substrings of the error output
 	}{
-		{"unknown size", []string{"-size", "S9"}, []string{`unknown -size "S9"`, "S1, S2, S3, S4"}},
+		{"unknown size", []string{"-size", "S9"}, []string{`unknown -size "S9"`, "S1, S2, S3, S4, S5"}},
 		{"unknown format", []string{"-format", "json"}, []string{`unknown -format "json"`, "canonical, yaml"}},
 		{"positional argument", []string{"-size", "S1", "extra"}, []string{`unexpected argument "extra"`}},
 		{"empty output", []string{"-o", ""}, []string{"-o must not be empty"}},

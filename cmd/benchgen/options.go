@@ -30,7 +30,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs := flag.NewFlagSet("benchgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: benchgen [-size S1|S2|S3|S4] [-format canonical|yaml [-stored]] [-o file]")
+		fmt.Fprintln(stderr, "usage: benchgen [-size S1|S2|S3|S4|S5] [-format canonical|yaml [-stored]] [-o file]")
 		fs.PrintDefaults()
 	}
 	size := fs.String("size", "S1", "cluster size: "+strings.Join(benchgen.PresetNames(), ", "))

@@ -7,6 +7,7 @@ package clusterstate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -115,8 +116,10 @@ type GroupView struct {
 	// NodeObservation: a startup taint makes a node not ready).
 	Registered, Ready int
 	// Upcoming counts requested nodes not yet registered and ready (and not
-	// failed): the node loop treats them as template copies.
+	// failed): the node loop treats them as template copies. Starting
+	// names those of them registered (not yet ready), in name order.
 	Upcoming int
+	Starting []string
 	// BackedOff is set while the group must not grow.
 	BackedOff     bool
 	BackoffUntil  time.Time
@@ -201,7 +204,11 @@ func (t *Tracker) updateGroup(now time.Time, o GroupObservation) *Cancel {
 			continue
 		}
 		v.Upcoming++
+		if registered {
+			v.Starting = append(v.Starting, node.Name)
+		}
 	}
+	slices.Sort(v.Starting)
 	// Requests the cloud has not turned into instances yet count as
 	// upcoming too.
 	if missing := o.Target - len(o.Instances); missing > 0 {

@@ -35,8 +35,8 @@ func TestUpcomingCountsUnregisteredUnreadyAndMissing(t *testing.T) {
 	}})
 	v := tr.Group("g")
 	// b (unready), c (creating), and one request with no instance yet.
-	if v.Upcoming != 3 || v.Registered != 2 || v.Ready != 1 || v.BackedOff {
-		t.Fatalf("view %+v: want upcoming 3, registered 2, ready 1", v)
+	if v.Upcoming != 3 || v.Registered != 2 || v.Ready != 1 || v.BackedOff || len(v.Starting) != 1 || v.Starting[0] != "b" {
+		t.Fatalf("view %+v: want upcoming 3, registered 2, ready 1, b starting", v)
 	}
 }
 

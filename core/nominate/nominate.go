@@ -42,11 +42,13 @@ type Input struct {
 	// missing here is gone.
 	Pods map[types.UID]Pod
 	// Planned maps pending pods that waited for a scale-up to the node
-	// this iteration's decision placed them on: a node of the group they
-	// waited for that can take pods now (registered, Ready, no startup
-	// taint) and on which they fit in the current snapshot.
+	// this iteration's decision placed them on, in the current snapshot: a
+	// node of the group they waited for that can take pods now (Ready, no
+	// startup taint), or a registered node of it still starting, counted
+	// as coming.
 	Planned map[types.UID]string
-	// Usable are the nodes that can take pods now.
+	// Usable are the nodes a nomination may stand on: those that can take
+	// pods now and those still starting, counted as coming.
 	Usable map[string]bool
 	// Standing is what tidal nominated before this iteration.
 	Standing State

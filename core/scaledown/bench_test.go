@@ -21,7 +21,7 @@ import (
 var sizes = []struct {
 	name string
 	p    func() benchgen.Params
-}{{"S1", benchgen.S1}, {"S2", benchgen.S2}, {"S3", benchgen.S3}, {"S4", benchgen.S4}}
+}{{"S1", benchgen.S1}, {"S2", benchgen.S2}, {"S3", benchgen.S3}, {"S4", benchgen.S4}, {"S5", benchgen.S5}}
 
 // listerOrders is how many lister orders of the candidates a benchmark
 // cycles through.

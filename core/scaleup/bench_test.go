@@ -15,7 +15,7 @@ import (
 )
 
 // The benchmarks run the scale-up decision on the bench-gen v1 clusters
-// (benchgen.S1 to S4, see docs/performance.md) as tidal sees them in a real
+// (benchgen.S1 to S5, see docs/performance.md) as tidal sees them in a real
 // cluster: objects as the API server stores them and tidal's informers keep
 // them, nodes and pods in lister order, a new order every iteration.
 // Besides ns/op and allocations they report CPU time per operation
@@ -24,7 +24,7 @@ import (
 var sizes = []struct {
 	name string
 	p    func() benchgen.Params
-}{{"S1", benchgen.S1}, {"S2", benchgen.S2}, {"S3", benchgen.S3}, {"S4", benchgen.S4}}
+}{{"S1", benchgen.S1}, {"S2", benchgen.S2}, {"S3", benchgen.S3}, {"S4", benchgen.S4}, {"S5", benchgen.S5}}
 
 // listerOrders is how many lister orders of the pending pods a benchmark
 // cycles through (drawn before the timer starts).

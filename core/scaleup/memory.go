@@ -100,6 +100,12 @@ func inputKey(in Input) (uint64, error) {
 	}
 	slices.Sort(notReady)
 	fmt.Fprintf(h, "%q|", notReady)
+	cleared := make([]string, 0, len(in.Cleared))
+	for uid, node := range in.Cleared {
+		cleared = append(cleared, string(uid)+"="+node)
+	}
+	slices.Sort(cleared)
+	fmt.Fprintf(h, "%q|", cleared)
 	for _, g := range in.Pending {
 		fmt.Fprintf(h, "%q:", g.Key)
 		for _, p := range g.Pods {
@@ -108,7 +114,7 @@ func inputKey(in Input) (uint64, error) {
 		h.Write([]byte{';'})
 	}
 	for _, g := range in.Groups {
-		fmt.Fprintf(h, "|%q %d %d %d %d %q", g.ID, g.Min, g.Max, g.Target, g.Upcoming, g.Unavailable)
+		fmt.Fprintf(h, "|%q %d %d %d %d %q %q", g.ID, g.Min, g.Max, g.Target, g.Upcoming, g.Unavailable, g.Starting)
 		if err := writeTemplate(h, g.Template); err != nil {
 			return 0, fmt.Errorf("node group %s: %w", g.ID, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
@@ -87,6 +88,9 @@ func TestMemoryDecidesAgainWhenAnythingItReadChanged(t *testing.T) {
 		}},
 		{"a limit", func(c *cluster, in *Input) { in.Limits.MaxNodesTotal = 3 }},
 		{"a node not ready", func(c *cluster, in *Input) { in.NotReady = map[string]bool{"g-1": true} }},
+		{"a cleared nomination", func(c *cluster, in *Input) {
+			in.Cleared = map[types.UID]string{in.Pending[0].Pods[0].UID: "g-1"}
+		}},
 		{"rounds", func(c *cluster, in *Input) { in.MaxRounds = 1 }},
 		{"balancing", func(c *cluster, in *Input) { in.BalanceSimilar = true }},
 		{"balancing labels", func(c *cluster, in *Input) { in.BalancingLabels = []string{"pool"} }},

@@ -32,6 +32,12 @@ import (
 //     (every node, when some of its pods fitted nowhere) is as it was, so
 //     it refuses again, or is checked now and refuses.
 //
+// The pods of Input.Cleared are placed on their nodes before any group,
+// afresh each time: a ready node where they are placed otherwise than the
+// last time is checked as if it had changed. So is a registered node still
+// starting, whose nominated pods its upcoming copy takes in the decision
+// (the copies themselves are filled after the groups, afresh).
+//
 // Only the nodes that changed are checked, so a small change costs little.
 // When not all of them stand, the placements ahead of the first node that
 // changed are kept and the search resumes after them (see standing); a
@@ -44,6 +50,8 @@ type Reuse struct {
 	listers uint64
 	nodes   nodeList
 	groups  []groupRun
+	// cleared are the placements of Input.Cleared's pods on ready nodes.
+	cleared []simulator.Placed
 	// hashes memoizes nodeHash by Node object (informers hand out a new
 	// object for every change; the hash is of the content).
 	hashes map[*corev1.Node]uint64
@@ -100,8 +108,9 @@ type filterReuse struct {
 	uniqueHosts bool
 }
 
-// newFilterReuse compares the ready nodes with prev's.
-func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse) *filterReuse {
+// newFilterReuse compares the ready nodes with prev's; those named in
+// starting count as changed (see Reuse).
+func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, starting map[string]bool) *filterReuse {
 	if prev.checker != c || prev.listers != c.ListerVersion() {
 		prev = Reuse{}
 	}
@@ -117,9 +126,9 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse) *fil
 	for i, ni := range ready {
 		name := ni.Node().Name
 		r.next.nodes.names[i], r.next.nodes.at[name] = name, i
-		r.next.nodes.prints[i] = r.fingerprint(ni)
+		r.next.nodes.prints[i] = r.fingerprint(ni, starting[name])
 		j, ok := prev.nodes.at[name]
-		if !ok || prev.nodes.prints[j] != r.next.nodes.prints[i] {
+		if !ok || prev.nodes.prints[j] != r.next.nodes.prints[i] || starting[name] {
 			r.changed[name] = true
 			continue
 		}
@@ -131,20 +140,39 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse) *fil
 	return r
 }
 
-// fingerprint hashes what decides whether a local pod fits the node.
-func (r *filterReuse) fingerprint(ni fwk.NodeInfo) uint64 {
+// fingerprint hashes what decides whether a local pod fits the node. The
+// hash of its pods is memoized unless the decision moved some of them
+// already (moved): the memo holds for the node as the decision's end
+// restores it.
+func (r *filterReuse) fingerprint(ni fwk.NodeInfo, moved bool) uint64 {
 	node := ni.Node()
 	h, ok := r.prev.hashes[node]
 	if !ok {
 		h = nodeHash(node)
 	}
 	r.next.hashes[node] = h
+	if moved {
+		return nodeInfoHash(h^podsHash(ni), ni)
+	}
 	m, ok := r.prev.pods[ni]
 	if !ok || m.generation != ni.GetGeneration() {
 		m = podsMemo{generation: ni.GetGeneration(), hash: podsHash(ni)}
 	}
 	r.next.pods[ni] = m
 	return nodeInfoHash(h^m.hash, ni)
+}
+
+// clearedOn takes note of the placements of Input.Cleared's pods, the
+// first of placed, on ready nodes (not upcoming ones): the nodes where
+// they differ from the last filter's are not as they were.
+func (r *filterReuse) clearedOn(placed []simulator.Placed, upcoming map[string]string) {
+	for _, p := range placed {
+		if _, ok := upcoming[p.Node]; !ok {
+			r.next.cleared = append(r.next.cleared, p)
+		}
+	}
+	r.add(r.next.cleared, 1)
+	r.add(r.prev.cleared, ^uint64(0))
 }
 
 // settled is the next Reuse once the decision restored the snapshot:

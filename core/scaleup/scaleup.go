@@ -6,15 +6,18 @@
 package scaleup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/tidal-autoscaler/tidal/estimator"
 	"github.com/tidal-autoscaler/tidal/expander"
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
@@ -27,6 +30,10 @@ type Group struct {
 	// Target is the cloud's target size; Upcoming counts requested nodes
 	// not yet registered and Ready (they count as template copies).
 	Target, Upcoming int
+	// Starting names the group's registered nodes among Upcoming (not yet
+	// able to take pods: unready, or behind a startup taint): the first
+	// upcoming copies stand for them, with the pods nominated to them.
+	Starting []string
 	// Unavailable, when set, says why the group may not grow now (backed
 	// off, health); it is reported to the pods it could have helped.
 	Unavailable string
@@ -43,6 +50,13 @@ type Input struct {
 	NotReady map[string]bool
 	// Pending are the unschedulable pods, grouped, most important first.
 	Pending []*simulator.PodGroup
+	// Cleared maps pending pods whose nomination tidal set was cleared to
+	// the node it named. The scheduler clears a nomination each time it
+	// finds no node for the pod, as it does while the node still starts;
+	// such a pod is placed on that node (or the copy standing for it)
+	// first while it fits there, so it is nominated to the same node again
+	// rather than to the first node with room for its kind.
+	Cleared map[types.UID]string
 	Groups  []Group
 	Limits  Limits
 	Chain   *expander.Chain
@@ -79,6 +93,9 @@ type Plan struct {
 	// Awaiting maps the UIDs of pending pods that fit on upcoming nodes
 	// (requested, not yet Ready) to those nodes' group.
 	Awaiting map[types.UID]string
+	// AwaitingOn maps those of them that fit on a registered node still
+	// starting (Group.Starting) to that node: where to nominate them.
+	AwaitingOn map[types.UID]string
 	// NoScaleUp lists the pods no group can help, by pod group, with why.
 	NoScaleUp []NoScaleUp
 	// Skipped counts pods not decided because the deadline passed, and
@@ -187,8 +204,8 @@ func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, err
 	if in.MaxRounds == 0 {
 		in.MaxRounds = 10
 	}
-	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}}, start: time.Now(), planned: map[string]int{},
-		upcoming: map[string]string{}, plannedNodes: map[string]int{}, expander: in.ExpanderContext.Fork()}
+	d := &decision{in: in, plan: &Plan{Awaiting: map[types.UID]string{}, AwaitingOn: map[types.UID]string{}}, start: time.Now(),
+		planned: map[string]int{}, upcoming: map[string]string{}, starting: map[string]string{}, plannedNodes: map[string]int{}, expander: in.ExpanderContext.Fork()}
 	if dl, ok := ctx.Deadline(); ok {
 		d.filterDeadline = d.start.Add(dl.Sub(d.start) / 2)
 	}
@@ -198,7 +215,7 @@ func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, err
 	if err := d.addUpcoming(); err != nil {
 		return nil, nil, err
 	}
-	d.reuse = newFilterReuse(in.Checker, d.readyNodes(), prev)
+	d.prev = prev
 	remaining, err := d.filterSchedulable(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -230,8 +247,9 @@ type decision struct {
 	expander *expander.Context
 	// planned counts nodes added to each group by this decision.
 	planned map[string]int
-	// upcoming maps the names of upcoming nodes' copies to their group.
-	upcoming map[string]string
+	// upcoming maps the names of upcoming nodes' copies to their group;
+	// starting those that stand for a registered node to its name.
+	upcoming, starting map[string]string
 	// plannedNodes maps the names of the nodes this decision's scale-ups
 	// add to the index of their scale-up in the plan.
 	plannedNodes map[string]int
@@ -243,7 +261,9 @@ type decision struct {
 	filterDeadline time.Time
 	// placed are the pods the filter placed, in order.
 	placed []simulator.Placed
-	// reuse is the last filter's placements, and this one's.
+	// prev is what the last decision's filter found; reuse is this
+	// filter's use of it.
+	prev  Reuse
 	reuse *filterReuse
 }
 
@@ -257,7 +277,9 @@ func passed(deadline time.Time) bool {
 }
 
 // addUpcoming puts a template copy in the snapshot for every requested node
-// that has not registered yet, so pods that will fit there ask for nothing.
+// not yet ready, so pods that will fit there ask for nothing. The copy of a
+// registered node still starting takes the pods nominated to it from it:
+// the room they will use is not offered twice.
 func (d *decision) addUpcoming() error {
 	snap := d.in.Checker.Snapshot()
 	for _, g := range d.in.Groups {
@@ -267,6 +289,36 @@ func (d *decision) addUpcoming() error {
 				return fmt.Errorf("node group %s: upcoming node: %w", g.ID, err)
 			}
 			d.upcoming[name] = g.ID
+			if i < len(g.Starting) {
+				d.starting[name] = g.Starting[i]
+				if err := moveNominated(snap, g.Starting[i], name); err != nil {
+					return fmt.Errorf("node group %s: %w", g.ID, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// moveNominated moves the pods nominated to node (not bound to it) onto
+// the copy standing for it.
+func moveNominated(snap *simulator.Snapshot, node, copyName string) error {
+	ni := snap.NodeInfo(node)
+	if ni == nil {
+		return nil
+	}
+	var moved []fwk.PodInfo
+	for _, pi := range ni.Pods {
+		if pi.GetPod().Spec.NodeName == "" {
+			moved = append(moved, pi)
+		}
+	}
+	for _, pi := range moved {
+		if err := snap.RemovePod(pi.GetPod(), node); err != nil {
+			return err
+		}
+		if err := snap.AddPod(pi, copyName); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -284,18 +336,24 @@ type pending struct {
 
 // filterSchedulable places pending pods on the free capacity of ready and
 // upcoming nodes, keeping them there for the rest of the decision, and
-// returns what is left.
+// returns what is left. Ready nodes are filled first, in the pod groups'
+// order (as the scheduler will); the upcoming nodes' copies then take what
+// is left, largest pods first (fillUpcoming).
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
-	if d.reuse == nil {
-		d.reuse = newFilterReuse(d.in.Checker, d.readyNodes(), Reuse{})
+	ready, coming := d.split()
+	d.reuse = newFilterReuse(d.in.Checker, ready, d.prev, d.startingNodes())
+	pods, err := d.placeCleared(ctx, ready)
+	if err != nil {
+		return nil, err
 	}
-	// Each group looks only at the nodes it can fit on (same answers as
-	// the whole list, see simulator.NodeIndex).
-	nodes := simulator.NewNodeIndex(d.readyNodes())
+	d.reuse.clearedOn(d.placed, d.upcoming)
+	// Each group looks only at the ready nodes it can fit on (same answers
+	// as the whole list, see simulator.NodeIndex).
+	nodes := simulator.NewNodeIndex(ready)
 	var remaining []pending
-	for i, g := range d.in.Pending {
+	for i, g := range pods {
 		if i > 0 && passed(d.filterDeadline) {
-			for _, g := range d.in.Pending[i:] {
+			for _, g := range pods[i:] {
 				d.skip(g, g.Pods)
 			}
 			break
@@ -304,26 +362,102 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.plan.FitExisting += len(placed)
-		for _, pl := range placed {
-			if group, ok := d.upcoming[pl.Node]; ok {
-				d.plan.Awaiting[pl.Info.GetPod().UID] = group
-			} else {
-				d.plan.OnExisting = append(d.plan.OnExisting, pl)
-			}
-		}
-		d.placed = append(d.placed, placed...)
+		d.filtered(placed)
 		if len(unplaced) > 0 {
 			remaining = append(remaining, pending{group: g, pods: unplaced, check: gc, since: len(d.placed)})
 		}
 	}
 	if len(remaining) > 0 {
-		// The rounds read the nodes as the filter left them.
+		// What reads the nodes next (the upcoming nodes' fill, the rounds)
+		// reads them as the filter left them.
 		if err := d.reuse.bind(nodes, d.in.Checker.Snapshot()); err != nil {
 			return nil, err
 		}
 	}
-	return remaining, nil
+	return d.fillUpcoming(ctx, remaining, coming)
+}
+
+// fillUpcoming places pods the ready nodes left on the upcoming nodes'
+// copies, the groups of the largest pods first (first-fit decreasing, as
+// the estimates packed those nodes when they were asked for): in the
+// groups' order, small pods tried first would spread over the copies and
+// take the room an earlier plan kept for large ones, and each decision
+// would ask for nodes again.
+func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming []fwk.NodeInfo) ([]pending, error) {
+	if len(coming) == 0 || len(remaining) == 0 || passed(d.filterDeadline) {
+		return remaining, nil
+	}
+	c := d.in.Checker
+	size := make([]float64, len(remaining))
+	order := make([]int, len(remaining))
+	for i := range remaining {
+		r := &remaining[i]
+		if r.check == nil {
+			// Reused placements come without a check.
+			gc, err := c.CheckGroup(ctx, r.group)
+			if err != nil {
+				return nil, err
+			}
+			r.check, r.since = gc, len(d.placed)
+		}
+		order[i] = i
+		size[i] = estimator.Size(estimator.Work{Check: r.check}, coming[0].Node())
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
+	for _, i := range order {
+		r := &remaining[i]
+		gc, err := c.CatchUp(ctx, r.check, d.placed[r.since:])
+		if err != nil {
+			return nil, err
+		}
+		placed, unplaced, err := c.PlaceGroup(ctx, gc, r.pods, coming)
+		if err != nil {
+			return nil, err
+		}
+		d.filtered(placed)
+		r.pods, r.check, r.since = unplaced, gc, len(d.placed)
+	}
+	return slices.DeleteFunc(remaining, func(r pending) bool { return len(r.pods) == 0 }), nil
+}
+
+// filtered records pods the filter placed: on a ready node, or awaiting an
+// upcoming one (by name when it stands for a registered node).
+func (d *decision) filtered(placed []simulator.Placed) {
+	d.plan.FitExisting += len(placed)
+	for _, pl := range placed {
+		if group, ok := d.upcoming[pl.Node]; ok {
+			d.plan.Awaiting[pl.Info.GetPod().UID] = group
+			if node := d.starting[pl.Node]; node != "" {
+				d.plan.AwaitingOn[pl.Info.GetPod().UID] = node
+			}
+		} else {
+			d.plan.OnExisting = append(d.plan.OnExisting, pl)
+		}
+	}
+	d.placed = append(d.placed, placed...)
+}
+
+// split parts the nodes that take pods (readyNodes) into the ready nodes
+// and the upcoming nodes' copies.
+func (d *decision) split() (ready, coming []fwk.NodeInfo) {
+	for _, ni := range d.readyNodes() {
+		if _, ok := d.upcoming[ni.Node().Name]; ok {
+			coming = append(coming, ni)
+		} else {
+			ready = append(ready, ni)
+		}
+	}
+	return ready, coming
+}
+
+// startingNodes names the registered nodes still starting whose copies
+// took the pods nominated to them (addUpcoming).
+func (d *decision) startingNodes() map[string]bool {
+	out := make(map[string]bool, len(d.starting))
+	for _, node := range d.starting {
+		out[node] = true
+	}
+	return out
 }
 
 // readyNodes are the snapshot's nodes but the NotReady ones: ready nodes

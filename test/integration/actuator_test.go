@@ -109,15 +109,17 @@ func drainEvents(r *record.FakeRecorder) string {
 	}
 }
 
-// readyNodes waits until the group has n Ready nodes and returns them.
+// readyNodes waits until the group has n Ready nodes that the scheduler
+// places pods on and returns them. The node lifecycle controller takes the
+// not-ready taint off a node some time after it turns Ready.
 func (e *actuatorEnv) readyNodes(t *testing.T, n int) []*corev1.Node {
 	t.Helper()
 	var out []*corev1.Node
-	poll(t, 30*time.Second, fmt.Sprintf("%d Ready nodes in group %s", n, e.group.Id()), func(ctx context.Context) (bool, error) {
+	poll(t, 30*time.Second, fmt.Sprintf("%d Ready, untainted nodes in group %s", n, e.group.Id()), func(ctx context.Context) (bool, error) {
 		nodes, err := groupNodes(t, ctx, e.group.Id())
 		out = out[:0]
 		for i := range nodes {
-			if isReady(&nodes[i]) {
+			if isReady(&nodes[i]) && !hasTaintKey(&nodes[i], corev1.TaintNodeNotReady) {
 				out = append(out, &nodes[i])
 			}
 		}

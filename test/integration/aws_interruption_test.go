@@ -49,7 +49,9 @@ func startInterruptionEnvMin(t *testing.T, min int) *interruptionEnv {
 			t.Fatal(err)
 		}
 	}
-	poll(t, 30*time.Second, "the ASG's 2 nodes", func(ctx context.Context) (bool, error) {
+	// Instances launch and register as the emulator and the cluster get
+	// CPU: minutes on a loaded machine.
+	poll(t, 2*time.Minute, "the ASG's 2 nodes", func(ctx context.Context) (bool, error) {
 		nodes, err := e.nodes(ctx)
 		return len(nodes) == 2, err
 	})

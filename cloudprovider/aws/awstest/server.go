@@ -678,9 +678,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			params[k] = v
 		}
 	}
-	req := Request{Action: action, Params: params, UserAgent: r.Header.Get("User-Agent"), Time: s.clock.Now()}
-	scope, sigErr := s.verifySignature(r, body)
-	req.Service, req.Region, req.AccessKeyID, req.Signed = scope.service, scope.region, scope.accessKeyID, sigErr == nil
+	req, scope, sigErr := s.received(r, body, action, params)
 
 	h, wantService, wantVersion := s.handler(action)
 	respond := func(e APIError) {
@@ -691,11 +689,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			writeQueryError(w, wantService, e)
 		}
 	}
-	defer func() {
-		s.mu.Lock()
-		s.requests = append(s.requests, req)
-		s.mu.Unlock()
-	}()
+	defer s.record(req)
 	switch {
 	case h == nil:
 		respond(APIError{HTTPStatus: http.StatusBadRequest, Code: "InvalidAction", Message: fmt.Sprintf("The action %s is not valid for this web service.", action)})
@@ -766,6 +760,23 @@ func (s *Server) takeFault(action string) (APIError, bool) {
 
 type credentialScope struct {
 	accessKeyID, date, region, service string
+}
+
+// received starts the record of a request: what it asks and who signed it
+// for which service and region (the error says why the signature is not
+// valid).
+func (s *Server) received(r *http.Request, body []byte, action string, params url.Values) (*Request, credentialScope, error) {
+	req := &Request{Action: action, Params: params, UserAgent: r.Header.Get("User-Agent"), Time: s.clock.Now()}
+	scope, sigErr := s.verifySignature(r, body)
+	req.Service, req.Region, req.AccessKeyID, req.Signed = scope.service, scope.region, scope.accessKeyID, sigErr == nil
+	return req, scope, sigErr
+}
+
+// record keeps a served request in the server's log, as it ended.
+func (s *Server) record(req *Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, *req)
+	s.mu.Unlock()
 }
 
 // verifySignature checks that the request carries a SigV4 Authorization

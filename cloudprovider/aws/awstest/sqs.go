@@ -107,14 +107,8 @@ func (s *Server) Messages(queue string) (msgs []Message, deleted int) {
 // serveJSON serves a request of the AWS JSON 1.0 protocol.
 func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, body []byte) {
 	op, _ := strings.CutPrefix(r.Header.Get("X-Amz-Target"), sqsTargetPrefix)
-	req := Request{Action: op, Params: url.Values{}, UserAgent: r.Header.Get("User-Agent"), Time: s.clock.Now()}
-	scope, sigErr := s.verifySignature(r, body)
-	req.Service, req.Region, req.AccessKeyID, req.Signed = scope.service, scope.region, scope.accessKeyID, sigErr == nil
-	defer func() {
-		s.mu.Lock()
-		s.requests = append(s.requests, req)
-		s.mu.Unlock()
-	}()
+	req, scope, sigErr := s.received(r, body, op, url.Values{})
+	defer s.record(req)
 	respond := func(e sqsError) {
 		req.Error = e.code
 		writeJSONError(w, e)

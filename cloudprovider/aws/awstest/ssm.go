@@ -30,14 +30,8 @@ func (s *Server) SetParameter(name, value string) {
 // serveSSM serves a request of the AWS JSON 1.1 protocol.
 func (s *Server) serveSSM(w http.ResponseWriter, r *http.Request, body []byte) {
 	op, _ := strings.CutPrefix(r.Header.Get("X-Amz-Target"), ssmTargetPrefix)
-	req := Request{Action: op, Params: url.Values{}, UserAgent: r.Header.Get("User-Agent"), Time: s.clock.Now()}
-	scope, sigErr := s.verifySignature(r, body)
-	req.Service, req.Region, req.AccessKeyID, req.Signed = scope.service, scope.region, scope.accessKeyID, sigErr == nil
-	defer func() {
-		s.mu.Lock()
-		s.requests = append(s.requests, req)
-		s.mu.Unlock()
-	}()
+	req, scope, sigErr := s.received(r, body, op, url.Values{})
+	defer s.record(req)
 	respond := func(status int, code, msg string) {
 		req.Error = code
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
