@@ -102,6 +102,7 @@ func TestValidateNamesTheBadFlag(t *testing.T) {
 		{[]string{"--max-binpacking-time=0s"}, `--max-binpacking-time=0s must be positive`},
 		{[]string{"--initial-node-group-backoff-duration=1h"}, `is longer than --max-node-group-backoff-duration=30m0s`},
 		{[]string{"--expander=cheapest"}, `--expander="cheapest": unknown expander`},
+		{[]string{"--scale-up-placement=spread"}, `--scale-up-placement="spread": want "plan" or "scheduler"`},
 		{[]string{"--scale-down-unneeded-time=-1m"}, `--scale-down-unneeded-time=-1m0s must not be negative`},
 		{[]string{"--max-pod-eviction-time=-1s"}, `--max-pod-eviction-time=-1s must not be negative`},
 		{[]string{"--max-scale-down-parallelism=0"}, `--max-scale-down-parallelism=0 must be at least 1`},

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 	"github.com/tidal-autoscaler/tidal/expander"
 )
 
@@ -32,6 +33,7 @@ type ScaleUpOptions struct {
 	ProvisionAhead               bool
 	NominatePlannedPods          bool
 	MaxBulkNominations           int
+	ScaleUpPlacement             string
 	EnforceNodeGroupMinSize      bool
 	MaxTotalUnreadyPercentage    float64
 	OkTotalUnreadyCount          int
@@ -55,7 +57,7 @@ func DefaultScaleUpOptions() ScaleUpOptions {
 	return ScaleUpOptions{
 		Expander: "least-waste", CoresTotal: "0:320000", MemoryTotal: "0:6400000", MaxNodesPerScaleUp: 1000,
 		MaxBinpackingTime: 10 * time.Second, MaxNodeGroupBinpackingTime: 10 * time.Second, ExpendablePodsPriorityCutoff: -10, ProvisionAhead: true,
-		NominatePlannedPods: true, MaxBulkNominations: 50,
+		NominatePlannedPods: true, MaxBulkNominations: 50, ScaleUpPlacement: string(scaleup.PlacementPlan),
 		MaxTotalUnreadyPercentage: 45, OkTotalUnreadyCount: 3,
 		InitialBackoff: 5 * time.Minute, MaxBackoff: 30 * time.Minute, BackoffReset: 3 * time.Hour,
 		WriteStatusConfigMap: true, StatusConfigMapName: "tidal-status",
@@ -79,6 +81,7 @@ func (o *ScaleUpOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ProvisionAhead, "provision-ahead", o.ProvisionAhead, "When the pod loop raises a workload's replicas, plan nodes for the new pods at once, before they exist.")
 	fs.BoolVar(&o.NominatePlannedPods, "nominate-planned-pods", o.NominatePlannedPods, "When a node a scale-up planned for pending pods can take them (Ready, no startup taint), set their status.nominatedNodeName to it, so that the scheduler places them as planned (Kubernetes 1.35+, NominatedNodeNameForExpectation); off on older API servers.")
 	fs.IntVar(&o.MaxBulkNominations, "max-bulk-nominations", o.MaxBulkNominations, "Most status.nominatedNodeName writes (set or cleared) in one iteration; the rest wait for the next ones.")
+	fs.StringVar(&o.ScaleUpPlacement, "scale-up-placement", o.ScaleUpPlacement, "Which node count a scale-up asks for: plan (the plan's packing, which the scheduler follows through --nominate-planned-pods) or scheduler (the nodes on which the scheduler's default scoring, placing the pods itself, finds room for every one: for clusters that do not follow nominations). Both are logged.")
 	fs.BoolVar(&o.EnforceNodeGroupMinSize, "enforce-node-group-min-size", o.EnforceNodeGroupMinSize, "Grow node groups whose target size is below their minimum (the cloud's, or a scheduled one) to it, with no pending pod asking.")
 	fs.Float64Var(&o.MaxTotalUnreadyPercentage, "max-total-unready-percentage", o.MaxTotalUnreadyPercentage, "Percentage of unready nodes above which tidal stops scaling.")
 	fs.IntVar(&o.OkTotalUnreadyCount, "ok-total-unready-count", o.OkTotalUnreadyCount, "Unready nodes always tolerated, whatever the percentage.")
@@ -102,6 +105,9 @@ const (
 func (o *ScaleUpOptions) Validate() error {
 	var errs []error
 	if _, err := expander.ParseChain(o.Expander); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := scaleup.ParsePlacement(o.ScaleUpPlacement); err != nil {
 		errs = append(errs, err)
 	}
 	var err error

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // Options are the node loop's settings, taken from flags.
@@ -47,6 +48,9 @@ type Options struct {
 	// writes an iteration.
 	NominatePlannedPods bool
 	MaxBulkNominations  int
+	// ScaleUpPlacement chooses the node count scale-ups ask for: the
+	// plan's, or what the scheduler's own placement needs.
+	ScaleUpPlacement scaleup.Placement
 	// EnforceNodeGroupMinSize raises every group below its minimum to it
 	// (--enforce-node-group-min-size), not only those a schedule names.
 	EnforceNodeGroupMinSize bool

@@ -76,10 +76,16 @@ func formatReasons(reasons map[string]int) string {
 }
 
 // packingOf names how the plan was packed, for the log: the rounds'
-// greedy choices, or the whole-plan packing that needed fewer nodes.
+// greedy choices, or the whole-plan packing that needed fewer nodes; and
+// the node counts of the plan and of the scheduler's own placement, when
+// measured.
 func packingOf(p *scaleup.Plan) string {
-	if p.Planner == "" {
-		return "rounds"
+	s := "rounds"
+	if p.Planner != "" {
+		s = fmt.Sprintf("%s (rounds: %d nodes)", p.Planner, p.GreedyNodes)
 	}
-	return fmt.Sprintf("%s (rounds: %d nodes)", p.Planner, p.GreedyNodes)
+	if p.SchedulerNodes > 0 {
+		s += fmt.Sprintf("; plan %d nodes, scheduler's placement %d", p.PlanNodes, p.SchedulerNodes)
+	}
+	return s
 }

@@ -47,7 +47,7 @@ func decisionInput(o *observation, pods []*simulator.PodGroup, groups []scaleup.
 		BalancingIgnoredLabels: append(cloudprovider.BalancingIgnoredLabels(cloud), opts.BalancingIgnoreLabels...), BalancingLabels: opts.BalancingLabels,
 		Limits: scaleup.Limits{MaxNodesTotal: opts.MaxNodesTotal, MaxNodesPerScaleUp: opts.MaxNodesPerScaleUp,
 			MaxMilliCores: opts.MaxMilliCores, MaxMemoryBytes: opts.MaxMemoryBytes}.WithUsage(o.nodes, groups),
-		MaxGroupBinpacking: opts.MaxNodeGroupBinpackingTime,
+		MaxGroupBinpacking: opts.MaxNodeGroupBinpackingTime, Placement: opts.ScaleUpPlacement,
 	}
 	for name, n := range o.observed {
 		if !n.Ready {

@@ -31,7 +31,7 @@ var mixZones = []string{"zone-a", "zone-b"}
 // same pods as plain items for the exact search.
 type mix struct {
 	pods  []*corev1.Pod
-	items []item
+	items []simtest.Item
 }
 
 func newMix(seed uint64) mix {
@@ -50,7 +50,7 @@ func newMix(seed uint64) mix {
 		app := fmt.Sprintf("app-%d", w)
 		for i := 0; i < 1+r.IntN(5); i++ {
 			m.pods = append(m.pods, mixPod(r, app, cpu, mib, zone, anti >= 0))
-			m.items = append(m.items, item{cpu: cpu, mem: mib, zone: zone, anti: anti, workload: w})
+			m.items = append(m.items, simtest.Item{CPU: cpu, Mem: mib, Zone: zone, Anti: anti, Workload: w})
 		}
 	}
 	simtest.AdmitAll(r, m.pods)
@@ -256,7 +256,7 @@ func runMixes(t testing.TB, greedyOnly bool) mixTotals {
 	var tot mixTotals
 	for seed := uint64(1); seed <= mixSeeds; seed++ {
 		m := newMix(seed)
-		opt, proven := optimum(m.items, mixNodeCPU, mixNodeMiB, 5_000_000)
+		opt, proven := simtest.Optimum(m.items, mixNodeCPU, mixNodeMiB, 5_000_000)
 		if !proven {
 			t.Fatalf("seed %d: the exact search gave up (best %d): make the mixes smaller", seed, opt)
 		}

@@ -76,6 +76,9 @@ type Input struct {
 	// MaxGroupBinpacking bounds each group's estimate within the decision
 	// (--max-nodegroup-binpacking-duration); zero means no bound of its own.
 	MaxGroupBinpacking time.Duration
+	// Placement chooses the node count the scale-ups ask for: the plan's
+	// packing (the default), or what the scheduler's own placement needs.
+	Placement Placement
 	// greedyOnly keeps the rounds' plan without comparing packings (to
 	// measure what the comparison gains).
 	greedyOnly bool
@@ -115,6 +118,12 @@ type Plan struct {
 	// what the rounds planned, when packings were compared.
 	Planner     string
 	GreedyNodes int
+	// SchedulerNodes is how many new nodes the scheduler's default scoring
+	// needs to place every pod the scale-ups help, all nodes there at once,
+	// and PlanNodes the plan's own count then; zero when not measured (see
+	// schedulerPlacement). With PlacementScheduler the scale-ups ask for
+	// SchedulerNodes.
+	SchedulerNodes, PlanNodes int
 	// hadOptions is set when some round offered the expander a choice.
 	hadOptions bool
 }
@@ -231,6 +240,9 @@ func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, err
 	}
 	d.placed = d.placed[:b.placed]
 	if err := d.wholePlan(ctx, remaining, b); err != nil {
+		return nil, nil, err
+	}
+	if err := d.schedulerPlacement(ctx, remaining); err != nil {
 		return nil, nil, err
 	}
 	d.plan.Timings.Total = time.Since(d.start)

@@ -66,7 +66,11 @@ func (d *decision) wholePlan(ctx context.Context, remaining []pending, b before)
 		}
 
 		if p.nodes < greedy && (best == nil || p.nodes < best.nodes) && coversAll(p.helped, helped) {
-			best = p
+			if ok, err := d.stable(ctx, p); err != nil {
+				return err
+			} else if ok {
+				best = p
+			}
 		}
 	}
 	d.plan.GreedyNodes = greedy

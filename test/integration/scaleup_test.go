@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tidal-autoscaler/tidal/core"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // scaleUpFlags are the flags every scale-up test runs tidal with.
@@ -311,8 +312,15 @@ nodeGroups:
 // found no node for any of them.
 func waitUnschedulable(t *testing.T, ns, app string, want int) {
 	t.Helper()
-	poll(t, 60*time.Second, fmt.Sprintf("%d %s pods unschedulable", want, app), func(ctx context.Context) (bool, error) {
-		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	waitSelectedUnschedulable(t, ns, "app="+app, want)
+}
+
+// waitSelectedUnschedulable waits until want pods of ns match selector
+// ("" for all) and the scheduler found no node for any of them.
+func waitSelectedUnschedulable(t testing.TB, ns, selector string, want int) {
+	t.Helper()
+	testenv.Poll(t, 2*time.Minute, fmt.Sprintf("%d pods %q unschedulable", want, selector), func(ctx context.Context) (bool, error) {
+		pods, err := cluster(t).Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false, err
 		}

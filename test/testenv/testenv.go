@@ -84,7 +84,7 @@ func parallelEnough(pools []*Pool) {
 }
 
 // Poll waits until cond holds, failing the test with msg after timeout.
-func Poll(t *testing.T, timeout time.Duration, msg string, cond func(ctx context.Context) (bool, error)) {
+func Poll(t testing.TB, timeout time.Duration, msg string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -110,7 +110,7 @@ func Poll(t *testing.T, timeout time.Duration, msg string, cond func(ctx context
 // progress (a description of the state it waits on) has not changed for
 // stall: work that a busy machine slows down but does not stop, such as a
 // namespace's deletion, is waited for as long as it moves.
-func PollProgress(t *testing.T, stall time.Duration, msg string, cond func(ctx context.Context) (done bool, progress string, err error)) {
+func PollProgress(t testing.TB, stall time.Duration, msg string, cond func(ctx context.Context) (done bool, progress string, err error)) {
 	t.Helper()
 	var lastErr error
 	last, since := "", time.Now()
@@ -135,7 +135,7 @@ func PollProgress(t *testing.T, stall time.Duration, msg string, cond func(ctx c
 
 // NewNamespace makes a namespace for one test and deletes it, with
 // everything in it, when the test ends.
-func NewNamespace(t *testing.T, cs kubernetes.Interface) string {
+func NewNamespace(t testing.TB, cs kubernetes.Interface) string {
 	t.Helper()
 	name := "t-" + rand.String(6)
 	ctx := context.Background()
@@ -176,7 +176,7 @@ func NewNamespace(t *testing.T, cs kubernetes.Interface) string {
 
 // DeleteNodesOnCleanup removes, when the test ends, every node whose name
 // starts with one of the prefixes.
-func DeleteNodesOnCleanup(t *testing.T, cs kubernetes.Interface, prefixes ...string) {
+func DeleteNodesOnCleanup(t testing.TB, cs kubernetes.Interface, prefixes ...string) {
 	t.Cleanup(func() {
 		ctx := context.Background()
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

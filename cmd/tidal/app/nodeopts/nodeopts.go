@@ -8,6 +8,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // FromConfig maps the flags onto the node loop's options.
@@ -29,7 +30,7 @@ func FromConfig(o *config.Options) core.Options {
 		BalanceSimilarNodeGroups:   su.BalanceSimilarNodeGroups, BalancingIgnoreLabels: su.BalancingIgnoreLabels, BalancingLabels: su.BalancingLabels,
 		ExpendablePodsPriorityCutoff: int32(su.ExpendablePodsPriorityCutoff), NewPodScaleUpDelay: su.NewPodScaleUpDelay,
 		MaxNodeLifetime: o.MaxNodeLifetime, ReplaceDriftedNodes: o.ReplaceDriftedNodes,
-		NominatePlannedPods: su.NominatePlannedPods, MaxBulkNominations: su.MaxBulkNominations,
+		NominatePlannedPods: su.NominatePlannedPods, MaxBulkNominations: su.MaxBulkNominations, ScaleUpPlacement: scaleup.Placement(su.ScaleUpPlacement),
 		ProvisionAhead: su.ProvisionAhead, EnforceNodeGroupMinSize: su.EnforceNodeGroupMinSize, ScaleInView: o.HPA.ScaleInDeletionCost, NodeInfoCacheExpireTime: su.NodeInfoCacheExpireTime,
 		ClusterState: clusterstate.Options{
 			MaxNodeProvisionTime: o.MaxNodeProvisionTime, MaxNodeStartupTime: o.MaxNodeStartupTime, InitialBackoff: su.InitialBackoff, MaxBackoff: su.MaxBackoff,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/config"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 func TestTaintFlagsReachTheNodeLoop(t *testing.T) {
@@ -29,5 +30,17 @@ func TestScaleDownCAFlagsReachTheNodeLoop(t *testing.T) {
 	sd = FromConfig(o).ScaleDown
 	if sd.UnreadyEnabled || sd.GPUUtilizationThreshold != 0.2 || sd.NonEmptyCandidatesCount != 5 {
 		t.Fatalf("options %+v: flags not taken", sd)
+	}
+}
+
+// --scale-up-placement reaches the node loop, plan by default.
+func TestScaleUpPlacementReachesTheNodeLoop(t *testing.T) {
+	o := config.NewOptions()
+	if got := FromConfig(o).ScaleUpPlacement; got != scaleup.PlacementPlan {
+		t.Fatalf("default placement %q, want %q", got, scaleup.PlacementPlan)
+	}
+	o.ScaleUp.ScaleUpPlacement = "scheduler"
+	if got := FromConfig(o).ScaleUpPlacement; got != scaleup.PlacementScheduler {
+		t.Fatalf("placement %q, want %q", got, scaleup.PlacementScheduler)
 	}
 }
