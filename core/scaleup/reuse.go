@@ -32,11 +32,12 @@ import (
 //     (every node, when some of its pods fitted nowhere) is as it was, so
 //     it refuses again, or is checked now and refuses.
 //
-// The pods of Input.Cleared are placed on their nodes before any group,
-// afresh each time: a ready node where they are placed otherwise than the
-// last time is checked as if it had changed. So is a registered node still
-// starting, whose nominated pods its upcoming copy takes in the decision
-// (the copies themselves are filled after the groups, afresh).
+// The ready nodes are fingerprinted as the groups find them: after the
+// upcoming copies of registered nodes still starting took the pods
+// nominated to them, before the pods of Input.Cleared are placed on their
+// nodes, which is done afresh each time: a ready node where those pods are
+// placed otherwise than the last time is checked as if it had changed. The
+// copies are filled after the groups, afresh.
 //
 // Only the nodes that changed are checked, so a small change costs little.
 // When not all of them stand, the placements ahead of the first node that
@@ -108,8 +109,8 @@ type filterReuse struct {
 	uniqueHosts bool
 }
 
-// newFilterReuse compares the ready nodes with prev's; those named in
-// starting count as changed (see Reuse).
+// newFilterReuse compares the ready nodes with prev's; starting names
+// those the decision took nominated pods from (see fingerprint).
 func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, starting map[string]bool) *filterReuse {
 	if prev.checker != c || prev.listers != c.ListerVersion() {
 		prev = Reuse{}
@@ -128,7 +129,7 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, star
 		r.next.nodes.names[i], r.next.nodes.at[name] = name, i
 		r.next.nodes.prints[i] = r.fingerprint(ni, starting[name])
 		j, ok := prev.nodes.at[name]
-		if !ok || prev.nodes.prints[j] != r.next.nodes.prints[i] || starting[name] {
+		if !ok || prev.nodes.prints[j] != r.next.nodes.prints[i] {
 			r.changed[name] = true
 			continue
 		}
