@@ -122,15 +122,28 @@ func (r room) admits(req *framework.Resource) bool {
 // placements: each pod goes to the node PlaceGroup would choose on the
 // whole list.
 func (c *Checker) PlaceGroupIndexed(ctx context.Context, gc *GroupCheck, pods []*corev1.Pod, ix *NodeIndex) (placed []Placed, unplaced []*corev1.Pod, err error) {
+	return c.PlaceGroupIndexedFrom(ctx, gc, pods, ix, "")
+}
+
+// PlaceGroupIndexedFrom is PlaceGroupIndexed with the search starting at
+// the named node, for the later pods of a monotone group whose earlier
+// pods were placed up to that node: the nodes before it, which refused
+// them, refuse these too. An empty name, a node the group's pods are not
+// admitted to or a group that is not monotone start at the first node.
+func (c *Checker) PlaceGroupIndexedFrom(ctx context.Context, gc *GroupCheck, pods []*corev1.Pod, ix *NodeIndex, from string) (placed []Placed, unplaced []*corev1.Pod, err error) {
 	if gc.Status != nil {
 		return nil, pods, nil
 	}
 	k := ix.kind(gc.Pod)
+	start := 0
+	if i, ok := ix.at[from]; ok && gc.monotone && k.slot[i] >= 0 {
+		start = int(k.slot[i])
+	}
 	find := func(cur *Cursor) fwk.NodeInfo {
 		if idx := c.find(ctx, gc, k.nodes, k.room, cur); idx >= 0 {
 			return k.nodes[idx]
 		}
 		return nil
 	}
-	return c.placeGroup(ctx, gc, pods, len(k.nodes), find, ix.Update)
+	return c.placeGroup(ctx, gc, pods, len(k.nodes), start, find, ix.Update)
 }

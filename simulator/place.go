@@ -250,16 +250,16 @@ func (c *Checker) PlaceGroup(ctx context.Context, gc *GroupCheck, pods []*corev1
 		}
 		return nil
 	}
-	return c.placeGroup(ctx, gc, pods, len(nodes), find, func(string) {})
+	return c.placeGroup(ctx, gc, pods, len(nodes), 0, find, func(string) {})
 }
 
-// placeGroup is PlaceGroup over n nodes searched with find; bound is told
-// every node a pod is bound to.
-func (c *Checker) placeGroup(ctx context.Context, gc *GroupCheck, pods []*corev1.Pod, n int, find func(*Cursor) fwk.NodeInfo, bound func(string)) (placed []Placed, unplaced []*corev1.Pod, err error) {
+// placeGroup is PlaceGroup over n nodes searched with find, from node
+// index start; bound is told every node a pod is bound to.
+func (c *Checker) placeGroup(ctx context.Context, gc *GroupCheck, pods []*corev1.Pod, n, start int, find func(*Cursor) fwk.NodeInfo, bound func(string)) (placed []Placed, unplaced []*corev1.Pod, err error) {
 	if n == 0 || gc.Status != nil {
 		return nil, pods, nil
 	}
-	var cur Cursor
+	cur := Cursor{pos: start}
 	for i, p := range pods {
 		ni := find(&cur)
 		if ni == nil {

@@ -2,6 +2,7 @@ package scaleup
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -35,6 +36,8 @@ type bench struct {
 	in    Input
 	keys  *simulator.EquivalenceKeys
 	order [][]*corev1.Pod
+	// r draws lister orders and tokens during the benchmark.
+	r *rand.Rand
 }
 
 // newBench loads the cluster as the node loop holds it and builds the
@@ -48,7 +51,7 @@ func newBench(tb testing.TB, c *benchgen.Cluster) *bench {
 		groups = append(groups, Group{ID: g.ID, Template: t, Min: g.MinSize, Max: g.MaxSize, Target: g.TargetSize})
 	}
 	chain, _ := expander.ParseChain("least-waste")
-	b := &bench{c: c, keys: simulator.NewEquivalenceKeys()}
+	b := &bench{c: c, keys: simulator.NewEquivalenceKeys(), r: r}
 	for range listerOrders {
 		b.order = append(b.order, benchgen.ListerOrder(r, c.PendingPods))
 	}

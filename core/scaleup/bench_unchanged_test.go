@@ -23,15 +23,7 @@ func BenchmarkScaleUpUnchanged(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			bn := newBench(b, benchload.Cluster(b, s.p()))
 			ctx := context.Background()
-			in := bn.in
-			in.Pending = bn.keys.Group(loopOrder(bn.order[0]))
-			for range 10 {
-				plan := mustDecide(b, ctx, in)
-				if len(plan.ScaleUps) == 0 {
-					break
-				}
-				in.Groups = withUpcoming(in.Groups, plan.ScaleUps)
-			}
+			in := settled(b, ctx, bn)
 			var m Memory
 			if _, _, err := m.Decide(ctx, in); err != nil {
 				b.Fatal(err)
@@ -55,6 +47,21 @@ func BenchmarkScaleUpUnchanged(b *testing.B) {
 			b.ReportMetric(float64(reused)/float64(b.N), "reused/op")
 		})
 	}
+}
+
+// settled is the input after the decisions' scale-ups were asked for,
+// until a decision asks for nothing more: their nodes upcoming.
+func settled(b *testing.B, ctx context.Context, bn *bench) Input {
+	in := bn.in
+	in.Pending = bn.keys.Group(loopOrder(bn.order[0]))
+	for range 10 {
+		plan := mustDecide(b, ctx, in)
+		if len(plan.ScaleUps) == 0 {
+			break
+		}
+		in.Groups = withUpcoming(in.Groups, plan.ScaleUps)
+	}
+	return in
 }
 
 // withUpcoming is groups after ups were asked for: their nodes upcoming.

@@ -23,9 +23,13 @@ import (
 // nodes already requested then cost next to nothing per iteration. A
 // decision that scaled up is never reused: carrying it out changes its
 // input.
+//
+// Any other decision starts from what the last one found (DecideFrom), so
+// that it costs in proportion to what changed.
 type Memory struct {
-	key  uint64
-	plan *Plan
+	key   uint64
+	plan  *Plan
+	reuse Reuse
 }
 
 // Decide is Decide, reusing the remembered decision when its input is the
@@ -39,7 +43,7 @@ func (m *Memory) Decide(ctx context.Context, in Input) (plan *Plan, reused bool,
 		return m.plan.again(in), true, nil
 	}
 	m.plan = nil
-	plan, err = Decide(ctx, in)
+	plan, m.reuse, err = DecideFrom(ctx, in, m.reuse)
 	if err != nil {
 		return nil, false, err
 	}

@@ -108,6 +108,11 @@ type Plan struct {
 	Unfinished []*simulator.PodGroup
 	// Timings of the phases.
 	Timings Timings
+	// ReusedGroups counts the pod groups whose placements on existing and
+	// upcoming nodes were taken from the last decision (DecideFrom), and
+	// ResumedGroups those whose first placements were, the search for
+	// the others resuming after them.
+	ReusedGroups, ResumedGroups int
 	// Planner names the whole-plan packing that replaced the rounds' plan
 	// with fewer nodes, empty when the rounds' plan stands; GreedyNodes is
 	// what the rounds planned, when packings were compared.
@@ -187,6 +192,24 @@ func (p *Plan) Helped() map[types.UID]string {
 // to it. A decision out of time still scales up for what it decided: at
 // least one pod group is filtered and one round of estimates is made.
 func Decide(ctx context.Context, in Input) (*Plan, error) {
+	plan, _, err := DecideFrom(ctx, in, Reuse{})
+	return plan, err
+}
+
+// DecideFrom is Decide, reusing what the decision that returned prev found
+// where the change since does not touch it (see Reuse); it returns what
+// the next decision may reuse. The plan is the one Decide makes.
+func DecideFrom(ctx context.Context, in Input, prev Reuse) (*Plan, Reuse, error) {
+	plan, r, err := decide(ctx, in, prev)
+	if err != nil {
+		return nil, Reuse{}, err
+	}
+	return plan, r.settled(in.Checker.Snapshot()), nil
+}
+
+// decide is DecideFrom but for the Reuse, whose nodes are as they were
+// before the snapshot was restored.
+func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, error) {
 	if in.MaxRounds == 0 {
 		in.MaxRounds = 10
 	}
@@ -199,30 +222,32 @@ func Decide(ctx context.Context, in Input) (*Plan, error) {
 	snap.Fork()
 	defer snap.Revert()
 	if err := d.addUpcoming(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	d.prev = prev
 	remaining, err := d.filterSchedulable(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	d.plan.ReusedGroups, d.plan.ResumedGroups = d.reuse.reused, d.reuse.resumed
 	d.plan.Timings.FilterSchedulable = time.Since(d.start)
 	b := d.save()
 	snap.Fork()
 	err = d.rounds(ctx, remaining)
 	snap.Revert()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.placed = d.placed[:b.placed]
 	if err := d.wholePlan(ctx, remaining, b); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := d.schedulerPlacement(ctx, remaining); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.plan.Timings.Total = time.Since(d.start)
 	d.plan.Timings.Estimate = d.plan.Timings.Total - d.plan.Timings.FilterSchedulable
-	return d.plan, nil
+	return d.plan, d.reuse, nil
 }
 
 type decision struct {
@@ -248,6 +273,10 @@ type decision struct {
 	filterDeadline time.Time
 	// placed are the pods the filter placed, in order.
 	placed []simulator.Placed
+	// prev is what the last decision's filter found; reuse is this
+	// filter's use of it.
+	prev  Reuse
+	reuse *filterReuse
 }
 
 // timedOut tells whether the context's deadline passed.
@@ -323,19 +352,13 @@ type pending struct {
 // order (as the scheduler will); the upcoming nodes' copies then take what
 // is left, largest pods first (fillUpcoming).
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
-	c := d.in.Checker
-	var ready, coming []fwk.NodeInfo
-	for _, ni := range d.readyNodes() {
-		if _, ok := d.upcoming[ni.Node().Name]; ok {
-			coming = append(coming, ni)
-		} else {
-			ready = append(ready, ni)
-		}
-	}
+	ready, coming := d.split()
+	d.reuse = newFilterReuse(d.in.Checker, ready, d.prev, d.startingNodes())
 	pods, err := d.placeCleared(ctx, ready)
 	if err != nil {
 		return nil, err
 	}
+	d.reuse.clearedOn(d.placed, d.upcoming)
 	// Each group looks only at the ready nodes it can fit on (same answers
 	// as the whole list, see simulator.NodeIndex).
 	nodes := simulator.NewNodeIndex(ready)
@@ -347,17 +370,20 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 			}
 			break
 		}
-		gc, err := c.CheckGroup(ctx, g)
-		if err != nil {
-			return nil, err
-		}
-		placed, unplaced, err := c.PlaceGroupIndexed(ctx, gc, g.Pods, nodes)
+		placed, unplaced, gc, err := d.placeGroup(ctx, g, nodes)
 		if err != nil {
 			return nil, err
 		}
 		d.filtered(placed)
 		if len(unplaced) > 0 {
 			remaining = append(remaining, pending{group: g, pods: unplaced, check: gc, since: len(d.placed)})
+		}
+	}
+	if len(remaining) > 0 {
+		// What reads the nodes next (the upcoming nodes' fill, the rounds)
+		// reads them as the filter left them.
+		if err := d.reuse.bind(nodes, d.in.Checker.Snapshot()); err != nil {
+			return nil, err
 		}
 	}
 	return d.fillUpcoming(ctx, remaining, coming)
@@ -373,14 +399,23 @@ func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming
 	if len(coming) == 0 || len(remaining) == 0 || passed(d.filterDeadline) {
 		return remaining, nil
 	}
+	c := d.in.Checker
 	size := make([]float64, len(remaining))
 	order := make([]int, len(remaining))
-	for i, r := range remaining {
+	for i := range remaining {
+		r := &remaining[i]
+		if r.check == nil {
+			// Reused placements come without a check.
+			gc, err := c.CheckGroup(ctx, r.group)
+			if err != nil {
+				return nil, err
+			}
+			r.check, r.since = gc, len(d.placed)
+		}
 		order[i] = i
 		size[i] = estimator.Size(estimator.Work{Check: r.check}, coming[0].Node())
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
-	c := d.in.Checker
 	for _, i := range order {
 		r := &remaining[i]
 		gc, err := c.CatchUp(ctx, r.check, d.placed[r.since:])
@@ -412,6 +447,29 @@ func (d *decision) filtered(placed []simulator.Placed) {
 		}
 	}
 	d.placed = append(d.placed, placed...)
+}
+
+// split parts the nodes that take pods (readyNodes) into the ready nodes
+// and the upcoming nodes' copies.
+func (d *decision) split() (ready, coming []fwk.NodeInfo) {
+	for _, ni := range d.readyNodes() {
+		if _, ok := d.upcoming[ni.Node().Name]; ok {
+			coming = append(coming, ni)
+		} else {
+			ready = append(ready, ni)
+		}
+	}
+	return ready, coming
+}
+
+// startingNodes names the registered nodes still starting whose copies
+// took the pods nominated to them (addUpcoming).
+func (d *decision) startingNodes() map[string]bool {
+	out := make(map[string]bool, len(d.starting))
+	for _, node := range d.starting {
+		out[node] = true
+	}
+	return out
 }
 
 // readyNodes are the snapshot's nodes but the NotReady ones: ready nodes

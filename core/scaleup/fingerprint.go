@@ -1,0 +1,163 @@
+package scaleup
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// nodeHash hashes what the Filter plugins read of a node object for a
+// plain pod: its name, labels, taints, unschedulable flag, allocatable and
+// declared features. Heartbeats, conditions, versions and managed fields
+// are left out: they change no placement.
+func nodeHash(n *corev1.Node) uint64 {
+	h := fnv.New64a()
+	var b []byte
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	str(n.Name)
+	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
+		str(k)
+		str(n.Labels[k])
+	}
+	b = append(b, '|')
+	for _, t := range n.Spec.Taints {
+		str(t.Key)
+		str(t.Value)
+		str(string(t.Effect))
+	}
+	if n.Spec.Unschedulable {
+		b = append(b, 'U')
+	}
+	b = append(b, '|')
+	for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
+		q := n.Status.Allocatable[k]
+		str(string(k))
+		str(q.String())
+	}
+	b = append(b, '|')
+	for _, f := range n.Status.DeclaredFeatures {
+		str(f)
+	}
+	h.Write(b)
+	return h.Sum64()
+}
+
+// nodeInfoHash is the fingerprint of a node in the snapshot, from its
+// object's hash: with it, what its pods take (requests, count, host ports).
+func nodeInfoHash(node uint64, ni fwk.NodeInfo) uint64 {
+	h := fnv.New64a()
+	b := binary.LittleEndian.AppendUint64(nil, node)
+	req := ni.GetRequested()
+	for _, v := range []int64{req.GetMilliCPU(), req.GetMemory(), req.GetEphemeralStorage(), int64(req.GetAllowedPodNumber()), int64(len(ni.GetPods()))} {
+		b = binary.AppendVarint(b, v)
+	}
+	scalar := req.GetScalarResources()
+	for _, k := range slices.Sorted(maps.Keys(scalar)) {
+		b = append(b, k...)
+		b = binary.AppendVarint(b, scalar[k])
+	}
+	b = append(b, '|')
+	ports := ni.GetUsedPorts()
+	for _, ip := range slices.Sorted(maps.Keys(ports)) {
+		b = append(b, ip...)
+		pp := slices.Collect(maps.Keys(ports[ip]))
+		sort.Slice(pp, func(i, j int) bool {
+			if pp[i].Protocol != pp[j].Protocol {
+				return pp[i].Protocol < pp[j].Protocol
+			}
+			return pp[i].Port < pp[j].Port
+		})
+		for _, p := range pp {
+			b = append(b, p.Protocol...)
+			b = binary.AppendVarint(b, int64(p.Port))
+		}
+	}
+	h.Write(b)
+	return h.Sum64()
+}
+
+// uidHash is a pod's share of a node's placement sum.
+func uidHash(uid types.UID) uint64 {
+	return fnv64([]byte(uid)) | 1
+}
+
+// moved returns the values of seq (distinct indices of an earlier list)
+// that are out of their earlier order: those not in a longest increasing
+// subsequence of seq, so that the others keep their order.
+func moved(seq []int) []int {
+	// tails[k] is the index in seq of the smallest last value of an
+	// increasing subsequence of length k+1; prev links each to the one
+	// before it.
+	var tails []int
+	prev := make([]int, len(seq))
+	for i, v := range seq {
+		k := sort.Search(len(tails), func(k int) bool { return seq[tails[k]] >= v })
+		prev[i] = -1
+		if k > 0 {
+			prev[i] = tails[k-1]
+		}
+		if k == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[k] = i
+		}
+	}
+	keep := make([]bool, len(seq))
+	if len(tails) > 0 {
+		for i := tails[len(tails)-1]; i >= 0; i = prev[i] {
+			keep[i] = true
+		}
+	}
+	var out []int
+	for i, v := range seq {
+		if !keep[i] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// podsHash hashes what the pods of a node are to a local pod beyond what
+// they take: which pods (UIDs) with which labels (what anti-affinity
+// selects; a pod's own affinity cannot change). It depends on neither the
+// order of the pods nor that of their labels.
+func podsHash(ni fwk.NodeInfo) uint64 {
+	var sum uint64
+	var b []byte
+	for _, pi := range ni.GetPods() {
+		pod := pi.GetPod()
+		var labels uint64
+		for k, v := range pod.Labels {
+			b = append(append(append(b[:0], k...), 0), v...)
+			labels += scramble(fnv64(b))
+		}
+		sum += scramble(fnv64([]byte(pod.UID)) ^ scramble(labels))
+	}
+	return sum
+}
+
+// scramble is SplitMix64's finalizer: sums of mixed values do not cancel as
+// sums of plain ones would.
+func scramble(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// fnv64 is FNV-1a over b, without allocating.
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
