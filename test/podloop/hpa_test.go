@@ -56,6 +56,9 @@ func TestHPAPodAutoscalerFollowsCPU(t *testing.T) {
 	hpaStartTidal(t, context.Background(), "--hpa-downscale-stabilization=3s")
 	hpaDeployment(t, ns, "web", 2)
 	api.setCPU(ns, 250) // pods of 100m at a 50% target: ceil(250/50) = 5 replicas
+	// Both replicas run before the first sync: a pod without metrics counts
+	// as using nothing in a scale-up (Kubernetes' rule), which gives 3, not 4.
+	hpaWaitRunning(t, ns, "web", 2)
 	hpaCreatePA(t, hpaCPUAutoscaler(ns, "web", 50, 1, 8))
 
 	// From 2 the legacy limit allows 4 first (max(2*2, 4)), then 5.
