@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -29,8 +30,14 @@ import (
 // if the test fails.
 func startTidalWith(t *testing.T, tr *faults.Transport, args ...string) *tidal {
 	t.Helper()
+	return startTidalOn(t, testenv.Listen(t), tr, args...)
+}
+
+// startTidalOn is startTidalWith serving its metrics on l.
+func startTidalOn(t *testing.T, l net.Listener, tr *faults.Transport, args ...string) *tidal {
+	t.Helper()
 	ctx := testenv.LogOnFailure(context.Background(), t, 2)
-	return testenv.StartTidalWith(ctx, t, cluster(t).KubeconfigPath, []app.Option{app.WithTransport(tr.Wrap), app.WithLocalCloudClient(cluster(t).Client)}, args...)
+	return testenv.StartTidalOn(ctx, t, l, cluster(t).KubeconfigPath, []app.Option{app.WithTransport(tr.Wrap), app.WithLocalCloudClient(cluster(t).Client)}, args...)
 }
 
 // iterations reads how many node-loop iterations tidal has completed.

@@ -97,7 +97,6 @@ func startTidal(t *testing.T, args ...string) *tidal {
 }
 
 var (
-	freeAddress = testenv.FreeAddress
 	writeGroups = testenv.WriteGroups
 	deployment  = testenv.Deployment
 	metricValue = testenv.MetricValue

@@ -373,7 +373,7 @@ func TestScaleDownKilledMidDrainLeavesNoTaintAndNoLostPod(t *testing.T) {
 	release := holdPods(t, ns, waitRunning(t, ns, "web", 2, 30*time.Second))
 
 	run := func(extra ...string) *exec.Cmd {
-		args := append([]string{"--kubeconfig=" + cluster(t).KubeconfigPath, "--address=" + freeAddress(t), "--cloud-provider=local",
+		args := append([]string{"--kubeconfig=" + cluster(t).KubeconfigPath, "--address=127.0.0.1:0", "--cloud-provider=local",
 			"--local-node-groups=" + groupsFile}, append(scaleDownFlags, extra...)...)
 		cmd := exec.Command(bin, args...)
 		logPath := filepath.Join(t.TempDir(), "tidal.log")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/test/faults"
+	"github.com/tidal-autoscaler/tidal/test/testenv"
 )
 
 // A burst of nodes needed again loses its deletion candidate taints a few
@@ -65,7 +66,8 @@ func softTaintBurst(t *testing.T, groupsFile string, slow time.Duration, args ..
 	}
 	// Each taint removal is put down to the iteration it happened in: the
 	// number of scale-down steps tidal had completed when it was written.
-	address := freeAddress(t)
+	listener := testenv.Listen(t)
+	address := listener.Addr().String()
 	var mu sync.Mutex
 	byIteration := map[float64]map[string]bool{}
 	tr := faults.New(9)
@@ -86,7 +88,7 @@ func softTaintBurst(t *testing.T, groupsFile string, slow time.Duration, args ..
 		mu.Unlock()
 		time.Sleep(slow)
 	})
-	tl := startTidalWith(t, tr, append([]string{"--scan-interval=1s", "--leader-elect=false", "--address=" + address,
+	tl := startTidalOn(t, listener, tr, append([]string{"--scan-interval=1s", "--leader-elect=false",
 		"--local-node-groups=" + groupsFile}, args...)...)
 	poll(t, 120*time.Second, "every deletion candidate taint taken off", func(ctx context.Context) (bool, error) {
 		list, err := groupNodes(t, ctx, "sb-a")

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,8 +214,9 @@ type Tidal struct {
 }
 
 // StartTidal runs tidal against the cluster of kubeconfig with the given
-// flags (plus --kubeconfig and a free --address), in ctx (which may carry
-// values such as a simulated metric source). It stops when the test ends.
+// flags (plus --kubeconfig), serving /metrics and /healthz on a free port
+// (Tidal.Address), in ctx (which may carry values such as a simulated
+// metric source). It stops when the test ends.
 // Its log is printed if the test fails: into the LogOnFailure logger ctx
 // carries, or else into one of its own.
 func StartTidal(ctx context.Context, t testing.TB, kubeconfig string, args ...string) *Tidal {
@@ -226,7 +228,16 @@ func StartTidal(ctx context.Context, t testing.TB, kubeconfig string, args ...st
 // injecting transport (app.WithTransport) or cloud (app.WithCloud).
 func StartTidalWith(ctx context.Context, t testing.TB, kubeconfig string, options []app.Option, args ...string) *Tidal {
 	t.Helper()
-	addr := FreeAddress(t)
+	return StartTidalOn(ctx, t, Listen(t), kubeconfig, options, args...)
+}
+
+// StartTidalOn is StartTidalWith serving /metrics and /healthz on l, which
+// the caller opened (with Listen) to know the address before tidal runs.
+// Run is handed the open listener, so no other process can take its port
+// in between; an --address in args is ignored.
+func StartTidalOn(ctx context.Context, t testing.TB, l net.Listener, kubeconfig string, options []app.Option, args ...string) *Tidal {
+	t.Helper()
+	addr := l.Addr().String()
 	if !loggedOnFailure(ctx) {
 		// Registered before the stop below, so printed after tidal stopped.
 		ctx = logOnFailure(ctx, t, LogVerbosity, "log of tidal at "+addr)
@@ -234,7 +245,7 @@ func StartTidalWith(ctx context.Context, t testing.TB, kubeconfig string, option
 	opts := config.NewOptions()
 	fs := pflag.NewFlagSet("tidal", pflag.ContinueOnError)
 	opts.AddFlags(fs)
-	all := append([]string{"--kubeconfig=" + kubeconfig, "--address=" + addr}, args...)
+	all := append([]string{"--kubeconfig=" + kubeconfig}, args...)
 	if err := fs.Parse(all); err != nil {
 		t.Fatalf("flags %v: %v", all, err)
 	}
@@ -243,6 +254,7 @@ func StartTidalWith(ctx context.Context, t testing.TB, kubeconfig string, option
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	tl := &Tidal{cancel: cancel, done: make(chan error, 1), Address: addr}
+	options = append(slices.Clip(options), app.WithListener(l))
 	go func() { tl.done <- app.Run(ctx, opts, options...) }()
 	t.Cleanup(func() { _ = tl.Stop(t) })
 	return tl
@@ -264,7 +276,21 @@ func (tl *Tidal) Stop(t testing.TB) error {
 	}
 }
 
-// FreeAddress is a free loopback address.
+// Listen opens a listener on a free loopback port, closed when the test
+// ends (if whoever it was handed to has not closed it before).
+func Listen(t testing.TB) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen on a free port: %v", err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// FreeAddress is a loopback address that was free a moment ago. Another
+// process may take it before it is used: hand a program a listener (Listen)
+// where it can take one, or port 0 where it need not be reached.
 func FreeAddress(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -71,10 +71,16 @@ func (s *demoStory) pass(ctx context.Context, n int, set passSettings) (passResu
 	opts := s.opts
 	opts.ScaleUp.ProvisionAhead = set.ahead
 	opts.HPA.ScaleInDeletionCost = set.cost
+	// The pass reads tidal's metrics: it opens the listener itself, so it
+	// knows the port even when --address asks for any (port 0).
+	l, err := net.Listen("tcp", opts.Address)
+	if err != nil {
+		return passResult{}, fmt.Errorf("--address=%s: %w", opts.Address, err)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- app.Run(runCtx, &opts, app.WithSimulatedMetrics(s.sim)) }()
-	addr := dialAddress(opts.Address)
+	go func() { done <- app.Run(runCtx, &opts, app.WithSimulatedMetrics(s.sim), app.WithListener(l)) }()
+	addr := dialAddress(l.Addr().String())
 	p := &demoPass{client: s.client, sim: s.sim, tl: s.tl, ns: fmt.Sprintf("demo-%d", n), settings: set,
 		stabilization: opts.HPA.DownscaleStabilizationWindow,
 		plateauHold:   opts.ScaleDown.UnneededTime + demoHold, prices: s.prices,

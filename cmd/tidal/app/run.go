@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"runtime"
 	"sync"
@@ -60,6 +61,9 @@ type seams struct {
 	// awsClients changes the SDK options of --cloud-provider=aws
 	// (WithAWSClientOptions).
 	awsClients func(*aws.ClientOptions)
+	// listener, if set, serves the HTTP endpoints instead of one opened on
+	// --address (WithListener).
+	listener net.Listener
 }
 
 // WithTransport wraps the transport of every client Run makes from its API
@@ -92,6 +96,14 @@ func WithAWSClientOptions(change func(*aws.ClientOptions)) Option {
 	return func(s *seams) { s.awsClients = change }
 }
 
+// WithListener makes Run serve /healthz and /metrics on l, which its
+// caller opened (on port 0, say) and so already knows the address of,
+// instead of on a listener of its own on --address. Run closes l when it
+// returns.
+func WithListener(l net.Listener) Option {
+	return func(s *seams) { s.listener = l }
+}
+
 // WithCloud wraps the cloud provider Run builds.
 func WithCloud(wrap func(cloudprovider.CloudProvider) cloudprovider.CloudProvider) Option {
 	return func(s *seams) { s.cloud = wrap }
@@ -105,6 +117,9 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	var s seams
 	for _, o := range options {
 		o(&s)
+	}
+	if s.listener != nil {
+		defer s.listener.Close() // also when Run fails before serving
 	}
 	logUnsupported(s.unsupported)
 	restCfg, err := restConfig(opts)
@@ -130,12 +145,13 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 	h := newHealth(opts.MaxInactivity, opts.MaxFailingTime)
 	serverCtx, stopServer := context.WithCancel(ctx)
 	defer stopServer()
-	serverDone, err := serveHTTP(serverCtx, opts.Address, reg, h)
+	l, err := listen(opts.Address, s.listener)
 	if err != nil {
 		return err
 	}
+	serverDone := serveHTTP(serverCtx, l, reg, h)
 	defer func() { stopServer(); <-serverDone }()
-	logger.Info("Serving /healthz and /metrics", "address", opts.Address)
+	logger.Info("Serving /healthz and /metrics", "address", l.Addr().String())
 
 	env := &loopEnv{opts: opts, restConfig: restCfg, client: client, registry: reg, health: h,
 		nodeMetrics: core.NewMetrics(reg, opts.EmitPerNodeGroupMetrics), podMetrics: newPodLoopMetrics(reg), seams: s, dryRun: guard}

@@ -101,21 +101,15 @@ func (h *health) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// serveHTTP listens on addr and serves /healthz (also as /health-check)
-// and /metrics until ctx
-// ends. Listening happens before it returns, so a bad or busy address is an
-// immediate error.
-func serveHTTP(ctx context.Context, addr string, reg *prometheus.Registry, h *health) (<-chan struct{}, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--address=%s: %w", addr, err)
-	}
+// serveHTTP serves /healthz (also as /health-check) and /metrics on l
+// until ctx ends; the channel closes once the server has stopped.
+func serveHTTP(ctx context.Context, l net.Listener, reg *prometheus.Registry, h *health) <-chan struct{} {
 	srv := &http.Server{Handler: newMux(reg, h), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			klog.FromContext(ctx).Error(err, "HTTP server stopped", "address", addr)
+			klog.FromContext(ctx).Error(err, "HTTP server stopped", "address", l.Addr().String())
 		}
 	}()
 	go func() {
@@ -124,7 +118,20 @@ func serveHTTP(ctx context.Context, addr string, reg *prometheus.Registry, h *he
 		defer cancel()
 		_ = srv.Shutdown(shutdownCtx)
 	}()
-	return done, nil
+	return done
+}
+
+// listen is given, if the caller opened one (WithListener), or else a
+// listener on --address.
+func listen(addr string, given net.Listener) (net.Listener, error) {
+	if given != nil {
+		return given, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--address=%s: %w", addr, err)
+	}
+	return l, nil
 }
 
 // newMux routes /healthz, Cluster Autoscaler's liveness path /health-check
