@@ -49,6 +49,10 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 	if res.Deferred > 0 {
 		klog.FromContext(ctx).V(2).Info("Nomination budget spent; the rest wait for the next iterations", "deferred", res.Deferred)
 	}
+	// The handlers know the nodes before the writes: the scheduler may
+	// clear a nomination the moment it is written, before the rest are,
+	// and that clearing must wake the loop to set it again.
+	d.nominatedTo.set(res.Next)
 	failed := d.actuator.Nominate(ctx, res.Clear, res.Set)
 	res.Next.Failed(failed, in.Standing)
 	d.mem.nominations = res.Next

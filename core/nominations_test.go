@@ -8,9 +8,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	ktesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -49,6 +51,13 @@ func TestDeciderNominatesWaitersToTheirGroupsNodes(t *testing.T) {
 		actuator: act.NewLive(act.Deps{Client: client, Clock: clock, Metrics: metrics,
 			Events: telemetry.NewEvents(record.NewFakeRecorder(10), clock, false, nil)})}
 	d.waiters.update([]*corev1.Pod{a, c}, &scaleup.Plan{Awaiting: map[types.UID]string{"a": "g", "c": "g"}}, nil)
+	// The scheduler may clear a nomination the moment it is written: the
+	// handler that wakes the loop for it must know the node by then.
+	knownWhileWriting := map[string]bool{}
+	client.PrependReactor("patch", "pods", func(ktesting.Action) (bool, runtime.Object, error) {
+		knownWhileWriting["n1"] = d.nominatedTo.has("n1")
+		return false, nil, nil
+	})
 	placed := func(p *corev1.Pod, node string) simulator.Placed {
 		pi, _ := framework.NewPodInfo(p)
 		return simulator.Placed{Info: pi, Node: node}
@@ -66,6 +75,9 @@ func TestDeciderNominatesWaitersToTheirGroupsNodes(t *testing.T) {
 	}
 	if got := [3]string{nominated("a"), nominated("b"), nominated("c")}; got != [3]string{"n1", "", ""} {
 		t.Fatalf("nominations of a, b, c = %q, want only a to n1", got)
+	}
+	if !knownWhileWriting["n1"] {
+		t.Error("the nomination to n1 was written before the handlers knew n1: a clearing at once would not wake the loop")
 	}
 
 	// The pod is nominated (so pending no more), and its node goes.

@@ -51,8 +51,11 @@ func TestAWSSpotInterruptionReplacesFromAnotherGroup(t *testing.T) {
 	if err != nil || backedOff != 1 {
 		t.Errorf("backoff status of the spot ASG %s: %v (%v), want 1 while its instance is reclaimed", spot, backedOff, err)
 	}
-	poll(t, 30*time.Second, "the status ConfigMap showing "+name+" replaced and "+spot+" backed off for the reclaim", func(context.Context) (bool, error) {
-		st := readStatus(t)
+	poll(t, 30*time.Second, "the status ConfigMap showing "+name+" replaced and "+spot+" backed off for the reclaim", func(ctx context.Context) (bool, error) {
+		st, err := statusNow(ctx, t)
+		if err != nil {
+			return false, err
+		}
 		replacing := slices.ContainsFunc(st.ClusterWide.Replacing, func(r core.ReplacingEntry) bool {
 			return r.Node == name && r.NodeGroup == spot && r.Cause == "spot-interruption" && r.State == core.ReplacingDraining && r.Deadline != ""
 		})

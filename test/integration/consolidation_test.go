@@ -117,7 +117,11 @@ func TestConsolidationReplacesHalfFullNodesByCheaperOnes(t *testing.T) {
 	// Both replacements settled: the status shows the step with nothing
 	// under way and nothing more to propose.
 	poll(t, 30*time.Second, "the status's consolidation with nothing under way", func(ctx context.Context) (bool, error) {
-		c := readStatus(t).ClusterWide.Consolidation
+		st, err := statusNow(ctx, t)
+		if err != nil {
+			return false, err
+		}
+		c := st.ClusterWide.Consolidation
 		return c != nil && c.Status == "NoActivity" && c.Ongoing == nil && len(c.Proposed) == 0, nil
 	})
 }

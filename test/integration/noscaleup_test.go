@@ -112,8 +112,11 @@ nodeGroups:
 	}
 
 	var st core.Status
-	poll(t, 30*time.Second, "the status ConfigMap of this run", func(context.Context) (bool, error) {
-		st = readStatus(t)
+	poll(t, 30*time.Second, "the status ConfigMap of this run", func(ctx context.Context) (bool, error) {
+		var err error
+		if st, err = statusNow(ctx, t); err != nil {
+			return false, err
+		}
 		g, ok := groupStatus(st, "nt-a")
 		return ok && g.Target == 2 && len(st.ClusterWide.ScaleUp.NoScaleUp) > 0, nil
 	})

@@ -204,7 +204,10 @@ func TestScaleDownKeepsNodesAndSaysWhy(t *testing.T) {
 		"system": "UnmovableKubeSystemPod", "emptydir": "LocalStorageRequested",
 	}
 	poll(t, 30*time.Second, "every node's reason in the status ConfigMap", func(ctx context.Context) (bool, error) {
-		st := readStatus(t)
+		st, err := statusNow(ctx, t)
+		if err != nil {
+			return false, err
+		}
 		got := map[string]string{}
 		for _, u := range st.ClusterWide.ScaleDown.Unremovable {
 			got[u.Node] = u.Reason

@@ -338,13 +338,22 @@ func readStatus(t *testing.T) core.Status {
 	t.Helper()
 	var st core.Status
 	poll(t, 10*time.Second, "the status ConfigMap", func(ctx context.Context) (bool, error) {
-		cm, err := cluster(t).Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "tidal-status", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		return true, yaml.Unmarshal([]byte(cm.Data["status"]), &st)
+		var err error
+		st, err = statusNow(ctx, t)
+		return err == nil, err
 	})
 	return st
+}
+
+// statusNow reads the status ConfigMap once: inside a poll, whose own
+// deadline then covers a tidal slow to write its first status.
+func statusNow(ctx context.Context, t *testing.T) (core.Status, error) {
+	var st core.Status
+	cm, err := cluster(t).Client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "tidal-status", metav1.GetOptions{})
+	if err != nil {
+		return st, err
+	}
+	return st, yaml.Unmarshal([]byte(cm.Data["status"]), &st)
 }
 
 // A burst of pods is decided as soon as they become unschedulable, not at
