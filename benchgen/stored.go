@@ -13,9 +13,9 @@ import (
 type StoreOptions struct {
 	// Transform, when set, is applied to every object once it is in its
 	// stored form, as an informer applies its transform function to every
-	// object it receives; the cluster keeps what it returns. Objects are
-	// transformed one at a time, so what a transform drops is garbage at
-	// once, as in an informer.
+	// object it receives; the cluster keeps what it returns (a nil of the
+	// object's type drops it). Objects are transformed one at a time, so
+	// what a transform drops is garbage at once, as in an informer.
 	Transform func(obj any) (any, error)
 }
 

@@ -47,9 +47,10 @@ func newWatch() *watch {
 	}
 }
 
-// send is benchgen's transform: it encodes obj, empties it (the API
-// server's copy is not in tidal's memory; Cluster replaces it with the
-// informer's) and returns it.
+// send is benchgen's transform: it encodes obj, empties it and returns a
+// nil of its type, so that the cluster drops it: the API server's copy is
+// not in tidal's memory (the generator's blocks of pods are garbage as
+// soon as they are sent), and into puts the informer's in its place.
 func (w *watch) send(obj any) (any, error) {
 	in, ok := obj.(runtime.Object)
 	if !ok {
@@ -65,10 +66,11 @@ func (w *watch) send(obj any) (any, error) {
 	}
 	w.sent = append(w.sent, sentObject{gvk: gvks[0], json: buf.Bytes()})
 	reflect.ValueOf(obj).Elem().SetZero()
+	dropped := reflect.Zero(reflect.TypeOf(obj)).Interface()
 	if len(w.sent) == watchBatch {
-		return obj, w.receive()
+		return dropped, w.receive()
 	}
-	return obj, nil
+	return dropped, nil
 }
 
 // receive decodes and transforms the objects sent, as an informer does.
@@ -90,7 +92,7 @@ func (w *watch) receive() error {
 	return nil
 }
 
-// into replaces c's emptied objects with the informer's, in order.
+// into puts the informer's objects in place of c's dropped ones, in order.
 func (w *watch) into(c *benchgen.Cluster) error {
 	if err := w.receive(); err != nil {
 		return err
