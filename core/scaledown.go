@@ -88,8 +88,9 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	return d.consolidate(ctx, o, report, plan, sd.started)
 }
 
-// planScaleDown is the plan of which candidates can go (the nodes where
-// pods the scale-down under way moved, evicted, stay), made with the
+// planScaleDown is the plan of which candidates can go (a node where a
+// pod the scale-down under way moved runs stays; evicted are the
+// evictions of that scale-down, by controller), made with the
 // headroom in place (headroom occupies room like a pod, so no node goes if
 // the headroom would no longer fit) and with the pending pods that fit on
 // existing nodes pictured where scale-up found room for them, so a node
