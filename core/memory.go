@@ -20,6 +20,10 @@ type memory struct {
 	// unneeded is since when each unneeded node has been so
 	// (scaledown.Track).
 	unneeded scaledown.Tracking
+	// scaleDownOver is when the last scale-down was found over
+	// (scaledown.Settled): the evictions since are the scale-down under
+	// way's, and the pods they moved keep their nodes.
+	scaleDownOver time.Time
 	// consolidation is the replacement in flight and the backoff.
 	consolidation consolidate.State
 	// lastScaleUp starts --scale-down-delay-after-add.

@@ -40,7 +40,9 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	defer func() { d.metrics.Observe("scaleDown", d.clock.Since(start)) }()
 	sd := &scaleDownReport{}
 	report.scaleDown = sd
-	plan, err := d.planScaleDown(ctx, o, report, sd)
+	removing := d.actuator.Removing()
+	evicted := scaledown.EvictedSince(removing.Evictions, d.mem.scaleDownOver)
+	plan, err := d.planScaleDown(ctx, o, report, sd, evicted)
 	if err != nil {
 		return err
 	}
@@ -58,7 +60,12 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	rin := removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts)
 	left := disruptionsLeft(o, d.opts.Consolidation, d.sched.activeBudgets(), d.actuator.Removing())
 	rin.Disruptions = &left
+	rin.Placing = scaledown.Placing(o.pending, evicted)
 	decision := scaledown.Removals(rin)
+	if scaledown.Settled(rin, decision, removing.Drains) {
+		// The pods this scale-down moved may be moved by the next one.
+		d.mem.scaleDownOver = o.now
+	}
 	sd.cooldown = decision.Waiting
 	cooling := 0.0
 	if sd.cooldown != "" {
@@ -81,13 +88,17 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	return d.consolidate(ctx, o, report, plan, sd.started)
 }
 
-// planScaleDown is the plan of which candidates can go, made with the
+// planScaleDown is the plan of which candidates can go (a node where a
+// pod the scale-down under way moved runs stays; evicted are the
+// evictions of that scale-down, by controller), made with the
 // headroom in place (headroom occupies room like a pod, so no node goes if
 // the headroom would no longer fit) and with the pending pods that fit on
 // existing nodes pictured where scale-up found room for them, so a node
 // the scheduler is about to fill is not taken for empty.
-func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Iteration, sd *scaleDownReport) (*scaledown.Plan, error) {
+func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Iteration, sd *scaleDownReport,
+	evicted map[types.UID]time.Time) (*scaledown.Plan, error) {
 	in := scaleDownInput(o, sd, d.actuator.Removing(), d.checker, d.opts, d.sched, d.consolidating(o))
+	in.Evicted = evicted
 	sd.candidates = in.Candidates
 	if report.plan != nil {
 		in.Arriving = report.plan.OnExisting

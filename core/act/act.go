@@ -19,6 +19,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/nominate"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
@@ -157,6 +158,8 @@ type Removing struct {
 	// LastDelete and LastFailure are when a removal last succeeded and
 	// failed.
 	LastDelete, LastFailure time.Time
+	// Evictions are the drains' evictions of the last hour, oldest first.
+	Evictions []scaledown.Eviction
 }
 
 // Options are the scale-down settings acting reads.

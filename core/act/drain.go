@@ -88,6 +88,7 @@ func (a *Live) checkPods(ctx context.Context, r Removal) error {
 // them to be gone.
 func (a *Live) drain(ctx context.Context, r Removal, deadline time.Time) error {
 	evicted, errs := a.evictAll(ctx, r.Pods, deadline, nil)
+	a.noteEvictions(evicted)
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

@@ -16,7 +16,9 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	testclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
@@ -52,5 +54,25 @@ func TestEvictionConflictIsNoEvictionWhileThePodStays(t *testing.T) {
 				t.Fatalf("evict: error %v, want an error: %v", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// The drains' evictions are remembered by the evicted pods' controllers
+// (a pod with none, or an eviction that failed, leaves nothing) for an
+// hour, for the hold on the pods they moved.
+func TestDrainsRememberTheirEvictions(t *testing.T) {
+	clock := testclock.NewFakeClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	a := NewLive(Deps{Client: fake.NewClientset(), Clock: clock, Metrics: telemetry.NewMetrics(prometheus.NewRegistry(), false)})
+	owned := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default",
+		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web", UID: "rs-web", Controller: ptr.To(true)}}}}
+	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "default"}}
+	a.noteEvictions([]scaledown.Evicted{{Pod: owned, At: clock.Now()}, {Pod: bare, At: clock.Now()}, {Pod: owned}})
+	got := a.Removing().Evictions
+	if len(got) != 1 || got[0].Controller != "rs-web" || !got[0].At.Equal(clock.Now()) {
+		t.Fatalf("evictions %v, want the one of rs-web at %v", got, clock.Now())
+	}
+	clock.Step(evictionMemory + time.Second)
+	if got := a.Removing().Evictions; len(got) != 0 {
+		t.Fatalf("evictions %v after %v, want none", got, evictionMemory)
 	}
 }

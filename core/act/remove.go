@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
@@ -35,7 +36,10 @@ type removals struct {
 	// strayTaints are nodes whose ToBeDeleted taint a failed removal could
 	// not take off; the loop tries again every iteration.
 	strayTaints map[string]bool
-	wg          sync.WaitGroup
+	// evictions are the drains' evictions of the last evictionMemory,
+	// oldest first.
+	evictions []scaledown.Eviction
+	wg        sync.WaitGroup
 }
 
 // Remove starts each removal unless one of the node is under way. life
@@ -78,6 +82,10 @@ func (a *Live) Removing() Removing {
 			out.PerGroup[r.Group.Id()]++
 		}
 	}
+	for len(a.evictions) > 0 && a.Clock.Since(a.evictions[0].At) > evictionMemory {
+		a.evictions = a.evictions[1:]
+	}
+	out.Evictions = slices.Clone(a.evictions)
 	for name, r := range a.inProgress {
 		out.Nodes = append(out.Nodes, name)
 		out.PerGroup[r.Group.Id()]++
@@ -87,6 +95,23 @@ func (a *Live) Removing() Removing {
 		}
 	}
 	return out
+}
+
+// evictionMemory is how long the drains' evictions are remembered: a
+// scale-down's pods moved are held (scaledown.Input.Evicted) for at most
+// this long after their eviction.
+const evictionMemory = time.Hour
+
+// noteEvictions remembers the evictions of a drain, by the evicted pods'
+// controllers (a pod with none has no replacement to hold).
+func (a *Live) noteEvictions(evicted []scaledown.Evicted) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, e := range evicted {
+		if ref := metav1.GetControllerOfNoCopy(e.Pod); ref != nil && !e.At.IsZero() {
+			a.evictions = append(a.evictions, scaledown.Eviction{Controller: ref.UID, At: e.At})
+		}
+	}
 }
 
 // Wait blocks until every removal has finished or been rolled back.

@@ -30,6 +30,9 @@ const (
 	// --scale-down-unready-enabled=false.
 	ScaleDownUnreadyDisabled Reason = "ScaleDownUnreadyDisabled"
 	UnexpectedError          Reason = "UnexpectedError"
+	// HoldsMovedPod: a pod the scale-down under way moved is on the node,
+	// or arriving there (Input.Evicted); tidal's own reason.
+	HoldsMovedPod Reason = "HoldsMovedPod"
 )
 
 // Candidate is a node the loop may remove: it belongs to a node group and
@@ -84,6 +87,12 @@ type Input struct {
 	// there: a node they would land on is not empty, and goes only if they
 	// fit elsewhere too. They are never evicted (they are not there yet).
 	Arriving []simulator.Placed
+	// Evicted maps the controllers whose pods the drains of the scale-down
+	// under way evicted to the first such eviction (EvictedSince). A node where
+	// a pod they moved is, or arrives, stays until the scale-down is over
+	// (Settled): no pod is evicted twice by one scale-down, wherever the
+	// scheduler put it.
+	Evicted map[types.UID]time.Time
 }
 
 // Plan is which candidates can go now and why the others cannot.
@@ -301,11 +310,16 @@ func (p *planner) order() []evaluated {
 			continue
 		}
 		e := evaluated{Candidate: c}
-		if reason, detail := p.keeps(&e, ni); reason != "" {
+		reason, detail := p.keeps(&e, ni)
+		var pods []*corev1.Pod
+		if reason == "" {
+			pods = podsOf(ni)
+			reason, detail = p.holds(pods)
+		}
+		if reason != "" {
 			p.plan.Unremovable = append(p.plan.Unremovable, Unremovable{Node: c.Name, Reason: reason, Utilization: e.util, Detail: detail})
 			continue
 		}
-		pods := podsOf(ni)
 		e.pods = ClassifyPods(pods, p.in.Rules, p.in.Owners, p.pdbs.Covered, p.in.Now)
 		p.noteGracePeriods(pods)
 		e.moving = parsed(ni, e.pods.ToMove)
@@ -348,6 +362,20 @@ func (p *planner) keeps(e *evaluated, ni *framework.NodeInfo) (Reason, string) {
 		return NotUnderutilized, fmt.Sprintf("GPU utilization %.2f is not below %.2f", util, threshold)
 	case !e.Unready && util >= threshold:
 		return NotUnderutilized, fmt.Sprintf("utilization %.2f is not below %.2f", util, threshold)
+	}
+	return "", ""
+}
+
+// holds names the first pod the scale-down under way moved among pods,
+// which keeps their node (Input.Evicted).
+func (p *planner) holds(pods []*corev1.Pod) (Reason, string) {
+	if len(p.in.Evicted) == 0 {
+		return "", ""
+	}
+	for _, pod := range pods {
+		if Moved(pod, p.in.Evicted) {
+			return HoldsMovedPod, fmt.Sprintf("pod %s/%s was moved here by the scale-down under way", pod.Namespace, pod.Name)
+		}
 	}
 	return "", ""
 }

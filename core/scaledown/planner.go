@@ -68,7 +68,10 @@ func inputKey(in Input) uint64 {
 	for _, pdb := range sortedPDBs(in.PDBs) {
 		fmt.Fprintf(h, "%q/%q:%q:%d;", pdb.Namespace, pdb.Name, selectorString(pdb.Spec.Selector), pdb.Status.DisruptionsAllowed)
 	}
-	fmt.Fprintf(h, "|%v|%x|%x", slices.Sorted(maps.Keys(in.Owners.Kinds)), ownersHash(in.Owners.Existing), arrivingHash(in.Arriving))
+	fmt.Fprintf(h, "|%v|%x|%x|", slices.Sorted(maps.Keys(in.Owners.Kinds)), ownersHash(in.Owners.Existing), arrivingHash(in.Arriving))
+	for _, uid := range slices.Sorted(maps.Keys(in.Evicted)) {
+		fmt.Fprintf(h, "%s@%d;", uid, in.Evicted[uid].UnixNano())
+	}
 	return h.Sum64()
 }
 

@@ -120,7 +120,11 @@ type RemovalInput struct {
 	// Disruptions, when set, is how many nodes the disruption budgets let
 	// go now, per group and in the cluster.
 	Disruptions *Disruptions
-	Now         time.Time
+	// Placing counts the pods the drains moved that wait for a node
+	// (scaledown.Placing): while one does, no drain starts, so the pods
+	// of a drain are placed before the next drain evicts.
+	Placing int
+	Now     time.Time
 }
 
 // Removal kinds, the label of the scaled-down metric.
@@ -154,7 +158,8 @@ type RemovalDecision struct {
 // Removals picks the unneeded nodes to remove now: those unneeded (or
 // unready) long enough for their group, in the plan's order (empty ones
 // first), while the parallelism budgets last and the cluster stays above its
-// minimum cores and memory; none while a cooldown holds.
+// minimum cores and memory; none while a cooldown holds, and no node with
+// pods to move while pods an earlier drain moved wait for a node.
 func Removals(in RemovalInput) RemovalDecision {
 	out := RemovalDecision{Waiting: in.Cooldowns.Waiting(in.Delays, in.Now)}
 	started := map[string]bool{}
@@ -181,7 +186,7 @@ func startNow(in RemovalInput) []Removal {
 			break
 		}
 		c, exists := in.Capacity[u.Node]
-		if due, ok := in.due(u); !exists || !ok || in.Now.Before(due) || !u.Empty() && drains <= 0 {
+		if due, ok := in.due(u); !exists || !ok || in.Now.Before(due) || !u.Empty() && (drains <= 0 || in.Placing > 0) {
 			continue
 		}
 		if left.MilliCores-c.MilliCores < in.Min.MilliCores || left.Memory-c.Memory < in.Min.Memory || !disruptions.Take(u.Group) {
