@@ -149,18 +149,18 @@ func (r *filterReuse) fingerprint(ni fwk.NodeInfo, moved bool) uint64 {
 	node := ni.Node()
 	h, ok := r.prev.hashes[node]
 	if !ok {
-		h = nodeHash(node)
+		h = simulator.NodeHash(node)
 	}
 	r.next.hashes[node] = h
 	if moved {
-		return nodeInfoHash(h^podsHash(ni), ni)
+		return simulator.NodeInfoHash(h^simulator.PodsHash(ni), ni)
 	}
 	m, ok := r.prev.pods[ni]
 	if !ok || m.generation != ni.GetGeneration() {
-		m = podsMemo{generation: ni.GetGeneration(), hash: podsHash(ni)}
+		m = podsMemo{generation: ni.GetGeneration(), hash: simulator.PodsHash(ni)}
 	}
 	r.next.pods[ni] = m
-	return nodeInfoHash(h^m.hash, ni)
+	return simulator.NodeInfoHash(h^m.hash, ni)
 }
 
 // clearedOn takes note of the placements of Input.Cleared's pods, the
@@ -234,7 +234,7 @@ func (r *filterReuse) done(run *groupRun) {
 // add adds placements to diff, times sign (1 or -1).
 func (r *filterReuse) add(placed []simulator.Placed, sign uint64) {
 	for _, p := range placed {
-		v := r.diff[p.Node] + sign*uidHash(p.Info.GetPod().UID)
+		v := r.diff[p.Node] + sign*simulator.UIDHash(p.Info.GetPod().UID)
 		if v == 0 {
 			delete(r.diff, p.Node)
 		} else {
