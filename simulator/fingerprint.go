@@ -125,3 +125,38 @@ func fnv64(b []byte) uint64 {
 func UIDHash(uid types.UID) uint64 {
 	return fnv64([]byte(uid)) | 1
 }
+
+// PodsMemo memoizes PodsHash by NodeInfo while its generation, which every
+// change of the node or its pods renews, stays the same. A decision builds
+// the next one as it reads the nodes, from the last one.
+type PodsMemo map[fwk.NodeInfo]podsMemo
+
+type podsMemo struct {
+	generation int64
+	hash       uint64
+}
+
+// Hash is PodsHash(ni), from prev while ni has the generation it had
+// there; m remembers it.
+func (m PodsMemo) Hash(prev PodsMemo, ni fwk.NodeInfo) uint64 {
+	e, ok := prev[ni]
+	if !ok || e.generation != ni.GetGeneration() {
+		e = podsMemo{generation: ni.GetGeneration(), hash: PodsHash(ni)}
+	}
+	m[ni] = e
+	return e.hash
+}
+
+// Settle takes on the generations of the nodes a decision changed and then
+// restored (they hold what they held before), and forgets the nodes no
+// longer in snap.
+func (m PodsMemo) Settle(snap *Snapshot) {
+	for ni, e := range m {
+		if snap.NodeInfo(ni.Node().Name) != ni {
+			delete(m, ni)
+			continue
+		}
+		e.generation = ni.GetGeneration()
+		m[ni] = e
+	}
+}
