@@ -18,8 +18,8 @@ import (
 // in turn a running pod added to a node (a new replica of a pod there),
 // that pod gone, a running pod gone from its node, and that pod bound
 // again. mode=incremental plans as the node loop does (Planner, the last
-// plan's Reuse), mode=scratch from scratch (what every changed iteration
-// cost before Reuse). reused-removals/op counts the removals taken again,
+// plan's Reuse), mode=scratch from scratch as the Planner did before Reuse
+// on every changed iteration (equivalent pods sharing one PreFilter). reused-removals/op counts the removals taken again,
 // simulated/op every removal simulated or taken again.
 func BenchmarkScaleDownPlanOneChange(b *testing.B) {
 	for _, s := range sizes {
@@ -30,6 +30,7 @@ func BenchmarkScaleDownPlanOneChange(b *testing.B) {
 				b.Run("mode="+mode, func(b *testing.B) {
 					ch := &downOneChange{snap: ins[0].Checker.Snapshot()}
 					var p Planner
+					keys := simulator.NewEquivalenceKeys()
 					if _, _, err := p.Plan(ctx, ins[0]); err != nil {
 						b.Fatal(err)
 					}
@@ -45,7 +46,7 @@ func BenchmarkScaleDownPlanOneChange(b *testing.B) {
 						if mode == "incremental" {
 							plan, _, err = p.Plan(ctx, in)
 						} else {
-							plan, err = Decide(ctx, in)
+							plan, err = decide(ctx, in, keys, nil)
 						}
 						if err != nil {
 							b.Fatal(err)

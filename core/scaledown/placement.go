@@ -16,6 +16,7 @@ import (
 // nodes that would refuse the kind anyway), and where its last pod fitted.
 // With a Reuse, list hashes the nodes and ids are their numbers.
 type kind struct {
+	key   string
 	nodes []fwk.NodeInfo
 	hint  int
 	list  uint64
@@ -23,12 +24,12 @@ type kind struct {
 }
 
 // kindOf is the kind of pod, made when first asked for.
-func (p *planner) kindOf(pod *corev1.Pod) (string, *kind) {
+func (p *planner) kindOf(pod *corev1.Pod) *kind {
 	p.kindKey = simulator.PlacementKey(p.kindKey[:0], pod)
 	if k, ok := p.kinds[string(p.kindKey)]; ok {
-		return string(p.kindKey), k
+		return k
 	}
-	k := &kind{nodes: simulator.Admitting(pod, p.base)}
+	k := &kind{key: string(p.kindKey), nodes: simulator.Admitting(pod, p.base)}
 	if p.run != nil {
 		k.list = fnvOffset
 		k.ids = make([]int32, len(k.nodes))
@@ -38,19 +39,18 @@ func (p *planner) kindOf(pod *corev1.Pod) (string, *kind) {
 			k.ids[i] = p.run.next.ids[name]
 		}
 	}
-	key := string(p.kindKey)
-	p.kinds[key] = k
-	return key, k
+	p.kinds[k.key] = k
+	return k
 }
 
 // destination finds a node for a moved pod among the nodes left that admit
 // its kind, starting where the kind's last pod fitted. A removal being
 // recorded notes the kind and every node looked at.
 func (p *planner) destination(ctx context.Context, gc *simulator.GroupCheck) string {
-	key, k := p.kindOf(gc.Pod)
+	k := p.kindOf(gc.Pod)
 	rec := p.run != nil && p.run.rec != nil
 	if rec {
-		p.run.use(key, k)
+		p.run.use(k)
 	}
 	n := len(k.nodes)
 	if n == 0 || gc.Status != nil {

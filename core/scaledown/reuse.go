@@ -2,7 +2,7 @@ package scaledown
 
 import (
 	"context"
-	"maps"
+	"encoding/binary"
 	"slices"
 	"strconv"
 
@@ -350,13 +350,13 @@ func (r *reuseRun) replayed(p *planner, s *step) {
 }
 
 // use notes that the removal being recorded searches for kind k.
-func (r *reuseRun) use(key string, k *kind) {
+func (r *reuseRun) use(k *kind) {
 	for _, u := range r.rec.kinds {
-		if u.key == key {
+		if u.key == k.key {
 			return
 		}
 	}
-	r.rec.kinds = append(r.rec.kinds, kindUse{key: key, list: k.list, start: k.hint})
+	r.rec.kinds = append(r.rec.kinds, kindUse{key: k.key, list: k.list, start: k.hint})
 }
 
 func (r *reuseRun) noteRead(id int32) {
@@ -387,16 +387,22 @@ func selfHash(name string, moving []*framework.PodInfo) uint64 {
 		pod := info.Pod
 		b = append(b[:0], pod.UID...)
 		b = simulator.PlacementKey(append(b, '|'), pod)
-		for _, k := range slices.Sorted(maps.Keys(pod.Labels)) {
-			b = append(append(append(append(b, '|'), k...), '='), pod.Labels[k]...)
+		// The labels whatever their order.
+		var labels uint64
+		for k, v := range pod.Labels {
+			labels += fnvAdd(fnvAdd(fnvOffset, k), v)
 		}
+		b = binary.LittleEndian.AppendUint64(append(b, '|'), labels)
 		res := info.CalculateResource().Resource
-		b = strconv.AppendInt(append(b, '|'), res.GetMilliCPU(), 10)
-		b = strconv.AppendInt(append(b, ','), res.GetMemory(), 10)
-		b = strconv.AppendInt(append(b, ','), res.GetEphemeralStorage(), 10)
-		for _, k := range slices.Sorted(maps.Keys(res.GetScalarResources())) {
-			b = strconv.AppendInt(append(append(b, ','), k...), res.GetScalarResources()[k], 10)
+		for _, v := range []int64{res.GetMilliCPU(), res.GetMemory(), res.GetEphemeralStorage()} {
+			b = binary.AppendVarint(b, v)
 		}
+		// Extended resources, whatever the map's order.
+		var scalar uint64
+		for k, v := range res.GetScalarResources() {
+			scalar += fnvAdd(fnvAdd(fnvOffset, string(k)), strconv.FormatInt(v, 10))
+		}
+		b = binary.LittleEndian.AppendUint64(b, scalar)
 		h = fnvAdd(h, b)
 	}
 	return h
