@@ -159,7 +159,7 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys, run 
 	p := newPlanner(in, keys, run)
 	if run != nil {
 		for _, name := range in.Deleting {
-			run.wrote(name, nil)
+			run.wroteEarly(name, nil)
 		}
 	}
 	if err := p.pictureArriving(); err != nil {
@@ -199,7 +199,7 @@ func (p *planner) pictureArriving() error {
 		}
 		p.plan.arriving[a.Info.GetPod().UID] = true
 		if info, ok := a.Info.(*framework.PodInfo); ok && p.run != nil {
-			p.run.wrote(a.Node, info)
+			p.run.wroteEarly(a.Node, info)
 		}
 	}
 	return nil
@@ -261,7 +261,7 @@ func (p *planner) considerAll(ctx context.Context, ordered []evaluated) error {
 	}
 	for start := 0; start < len(ordered); {
 		end := batchEnd(ordered, start)
-		lazy := p.run != nil && p.run.replaying
+		lazy := p.run != nil && p.run.usable
 		if !lazy {
 			p.precheck(ctx, ordered[start:end])
 		}
@@ -420,7 +420,6 @@ func (p *planner) consider(ctx context.Context, e *evaluated) error {
 	if p.run == nil {
 		return p.considerOne(ctx, e)
 	}
-	p.run.consider(e)
 	simulated := false
 	p.simulated = &simulated
 	defer func() { p.simulated = nil }()

@@ -68,7 +68,7 @@ func (p *planner) reserve(ctx context.Context, pods []*framework.PodInfo) error 
 		}
 		p.plan.Reserved++
 		if p.run != nil {
-			p.run.wrote(dest, info)
+			p.run.wroteEarly(dest, info)
 		}
 	}
 	return nil

@@ -19,25 +19,25 @@ import (
 // nothing.
 //
 // A plan considers the candidates one after another, and where a removal's
-// pods go depends on every earlier removal's. The rule is the simple one:
-// the removals are taken again in order, without searching, up to the
-// first one whose simulation might differ; from there on every removal is
-// simulated afresh. A removal is taken again when
+// pods go depends on every earlier removal's: they stay where they moved.
+// The last plan's removals are matched to this plan's candidates by name,
+// in order (a candidate that moved ahead of others is simulated afresh),
+// and the changes the removals made so far are summed per node against
+// the changes the last plan's removals up to the match had made: a node
+// where they differ is not as the last plan's removal found it. A removal
+// is taken again, without searching, when
 //
-//   - it is the same candidate at the same place in the order, and every
-//     candidate before it was taken again or, in both plans, not simulated
-//     (its group at its minimum size, a blocking pod, a PDB, enough
-//     non-empty nodes);
 //   - its pods to move are the same as the Filter plugins see them (UID,
 //     labels, requests, tolerations, node selector and node affinity), as
 //     are the pods earlier removals moved onto its node;
-//   - no node its simulation read changed: its own and every node a search
-//     for a destination looked at, whether it refused the pod or took it.
-//     A node changed when its object as the Filter plugins read it (not its
-//     heartbeats, versions or managed fields) or its pods (which, their
-//     labels, what they take) are not as they were, or the arriving pods
-//     pictured on it or the room taken there for the drains under way are
-//     not;
+//   - no node its simulation read is otherwise than the last plan's
+//     removal found it: its own and every node a search for a destination
+//     looked at, whether it refused the pod or took it. A node changed when
+//     its object as the Filter plugins read it (not its heartbeats,
+//     versions or managed fields) or its pods (which, their labels, what
+//     they take) are not as they were, or the arriving pods pictured on it
+//     or the room taken there for the drains under way are not, or the
+//     removals so far changed it otherwise;
 //   - the searches start where they did: the nodes a kind of pod may go to
 //     are the same, in the same order, and so is where the kind's last pod
 //     fitted;
@@ -46,6 +46,10 @@ import (
 //     with required anti-affinity there) unless no node changed at all; the
 //     pods with required anti-affinity are the same, on the same nodes; the
 //     objects in the checker's listers are the same.
+//
+// Any other removal is simulated afresh, and the changes it makes are
+// summed as above, so a removal after it is taken again only when it
+// read no node the difference reached.
 //
 // Everything else (eligibility, utilization and the order, the pods'
 // classification, PDB budgets, group sizes, the room for the drains) is
@@ -147,16 +151,24 @@ func DecideFrom(ctx context.Context, in Input, prev Reuse) (*Plan, Reuse, error)
 // reuseRun is one plan's use of the last Reuse, building the next.
 type reuseRun struct {
 	prev, next Reuse
-	// dirty are the nodes that changed (ids).
-	dirty     []int32
-	isDirty   map[int32]bool
-	replaying bool
-	// at is the index of the candidate considered; rec the removal being
-	// recorded; stamp and read the nodes it read so far.
-	at     int
+	// dirty are the nodes that changed before the candidates (ids).
+	dirty   []int32
+	isDirty map[int32]bool
+	// usable: the last plan's steps may be taken again; prevAt finds a
+	// candidate's there.
+	usable bool
+	prevAt map[string]int
+	// diff sums, per node (id), the changes the removals so far made there,
+	// less those the last plan's removals before cursor made: nonzero
+	// where they differ.
+	diff   map[int32]uint64
+	cursor int
+	// rec is the removal being recorded, stamp and read the nodes it read
+	// so far; at counts the removals considered.
 	rec    *step
 	stamp  []int32
 	read   []int32
+	at     int
 	reused int
 }
 
@@ -174,7 +186,7 @@ func newReuseRun(c *simulator.Checker, prev Reuse) *reuseRun {
 	if prev.checker != c || prev.listers != c.ListerVersion() {
 		prev.steps = nil
 	}
-	r := &reuseRun{prev: prev, isDirty: map[int32]bool{}}
+	r := &reuseRun{prev: prev, isDirty: map[int32]bool{}, diff: map[int32]uint64{}}
 	r.next = Reuse{checker: c, listers: c.ListerVersion(), keys: prev.keys, ids: prev.ids,
 		prints: make(map[string]uint64, snap.Len()), hashes: make(map[*corev1.Node]uint64, snap.Len()),
 		pods: make(simulator.PodsMemo, snap.Len()), early: map[string]uint64{}}
@@ -224,10 +236,10 @@ func (r *reuseRun) markDirty(name string) {
 	}
 }
 
-// wrote notes a change the plan made to a node before the candidates:
+// wroteEarly notes a change the plan made to a node before the candidates:
 // an arriving pod pictured, room reserved for a drain's pod (pod), or the
 // node taken out as being deleted (pod nil).
-func (r *reuseRun) wrote(node string, pod *framework.PodInfo) {
+func (r *reuseRun) wroteEarly(node string, pod *framework.PodInfo) {
 	h := fnvAdd(fnvOffset, node)
 	if pod != nil {
 		res := pod.CalculateResource().Resource
@@ -251,7 +263,11 @@ func (r *reuseRun) begin(snap *simulator.Snapshot) {
 		}
 	}
 	r.next.anti = antiHash(snap)
-	r.replaying = r.prev.steps != nil && r.prev.anti == r.next.anti
+	r.usable = r.prev.steps != nil && r.prev.anti == r.next.anti
+	r.prevAt = make(map[string]int, len(r.prev.steps))
+	for i, s := range r.prev.steps {
+		r.prevAt[s.name] = i
+	}
 	r.stamp = make([]int32, len(r.next.ids))
 }
 
@@ -270,37 +286,29 @@ func antiHash(snap *simulator.Snapshot) uint64 {
 	return sum
 }
 
-// consider starts the candidate's step: the run of reuse ends at a
-// candidate not where the last plan had it.
-func (r *reuseRun) consider(e *evaluated) {
-	if r.replaying && (r.at >= len(r.prev.steps) || r.prev.steps[r.at].name != e.Name) {
-		r.replaying = false
-	}
-}
-
-// skipped ends the step of a candidate whose removal was not simulated;
-// the run of reuse ends if the last plan simulated it (its removal's
-// changes are not made now).
+// skipped ends the step of a candidate whose removal was not simulated.
 func (r *reuseRun) skipped(e *evaluated) {
-	if r.replaying && r.prev.steps[r.at].simulated {
-		r.replaying = false
-	}
 	r.next.steps = append(r.next.steps, step{name: e.Name})
 	r.at++
 }
 
 // script is the last plan's step for the candidate, when its removal may
 // be taken again (see Reuse), moving the pods of moving; nil otherwise,
-// which ends the run of reuse, and starts recording the removal.
+// which starts recording the removal.
 func (r *reuseRun) script(p *planner, e *evaluated, moving []*framework.PodInfo) *step {
 	self := selfHash(e.Name, moving)
-	if r.replaying {
-		s := &r.prev.steps[r.at]
-		if r.holds(p, s, self, moving) {
-			r.reused++
-			return s
+	var prev *step
+	if j, ok := r.prevAt[e.Name]; ok && r.usable && j >= r.cursor {
+		for ; r.cursor < j; r.cursor++ {
+			r.wrote(&r.prev.steps[r.cursor], ^uint64(0))
 		}
-		r.replaying = false
+		r.cursor++
+		prev = &r.prev.steps[j]
+		if r.holds(p, prev, self, moving) {
+			r.reused++
+			return prev
+		}
+		r.wrote(prev, ^uint64(0))
 	}
 	uids := make([]types.UID, len(moving))
 	for i, info := range moving {
@@ -312,9 +320,31 @@ func (r *reuseRun) script(p *planner, e *evaluated, moving []*framework.PodInfo)
 	return nil
 }
 
-// holds tells whether the last plan's step s still holds.
+// wrote adds the changes a removal made (its node gone, its pods on
+// their new nodes; none when some pod fitted nowhere) to diff, times sign
+// (1 or -1).
+func (r *reuseRun) wrote(s *step, sign uint64) {
+	if !s.simulated || len(s.dests) != len(s.uids) || slices.Contains(s.dests, "") {
+		return
+	}
+	r.add(s.name, sign*fnvAdd(fnvOffset, "removed"))
+	for i, dest := range s.dests {
+		r.add(dest, sign*simulator.UIDHash(s.uids[i]))
+	}
+}
+
+func (r *reuseRun) add(node string, v uint64) {
+	id := r.next.ids[node]
+	if r.diff[id] += v; r.diff[id] == 0 {
+		delete(r.diff, id)
+	}
+}
+
+// holds tells whether the last plan's step s still holds: the nodes it
+// read are as they were when it was made, and so is what else it read.
 func (r *reuseRun) holds(p *planner, s *step, self uint64, moving []*framework.PodInfo) bool {
-	if !s.simulated || s.self != self || len(s.uids) != len(moving) || s.global && len(r.dirty) > 0 {
+	changed := len(r.dirty) > 0 || len(r.diff) > 0
+	if !s.simulated || s.self != self || len(s.uids) != len(moving) || s.global && changed {
 		return false
 	}
 	for i, info := range moving {
@@ -323,6 +353,11 @@ func (r *reuseRun) holds(p *planner, s *step, self uint64, moving []*framework.P
 		}
 	}
 	for _, id := range r.dirty {
+		if s.reads.has(id) {
+			return false
+		}
+	}
+	for id := range r.diff {
 		if s.reads.has(id) {
 			return false
 		}
@@ -373,6 +408,7 @@ func (r *reuseRun) recorded(p *planner) {
 		s.kinds[i].end = p.kinds[u.key].hint
 	}
 	s.reads = newNodeSet(r.read, len(r.next.ids))
+	r.wrote(s, 1)
 	r.next.steps = append(r.next.steps, *s)
 	r.rec = nil
 	r.at++
