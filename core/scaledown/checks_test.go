@@ -18,7 +18,7 @@ func TestPlanForgetsChecks(t *testing.T) {
 	snap.Fork()
 	defer snap.Revert()
 	in.Candidates = sortedCandidates(in.Candidates)
-	p := newPlanner(in, nil)
+	p := newPlanner(in, nil, nil)
 	if err := p.considerAll(context.Background(), p.order()); err != nil {
 		t.Fatal(err)
 	}

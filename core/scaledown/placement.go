@@ -10,23 +10,47 @@ import (
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
-// kind is a kind of pod, as simulator.PlacementKey sets them apart: the nodes whose
-// taints and labels admit it (those never change during a plan, so scans
-// skip nodes that would refuse the kind anyway) and where its last pod
-// fitted.
+// kind is a kind of pod, as simulator.PlacementKey sets them apart: the
+// nodes whose taints and labels admit it, in the order of the snapshot
+// when the plan started (those never change during a plan, so scans skip
+// nodes that would refuse the kind anyway), and where its last pod fitted.
+// With a Reuse, list hashes the nodes and ids are their numbers.
 type kind struct {
+	key   string
 	nodes []fwk.NodeInfo
 	hint  int
+	list  uint64
+	ids   []int32
+}
+
+// kindOf is the kind of pod, made when first asked for.
+func (p *planner) kindOf(pod *corev1.Pod) *kind {
+	p.kindKey = simulator.PlacementKey(p.kindKey[:0], pod)
+	if k, ok := p.kinds[string(p.kindKey)]; ok {
+		return k
+	}
+	k := &kind{key: string(p.kindKey), nodes: simulator.Admitting(pod, p.base)}
+	if p.run != nil {
+		k.list = fnvOffset
+		k.ids = make([]int32, len(k.nodes))
+		for i, ni := range k.nodes {
+			name := ni.Node().Name
+			k.list = fnvAdd(k.list, name)
+			k.ids[i] = p.run.next.ids[name]
+		}
+	}
+	p.kinds[k.key] = k
+	return k
 }
 
 // destination finds a node for a moved pod among the nodes left that admit
-// its kind, starting where the kind's last pod fitted.
+// its kind, starting where the kind's last pod fitted. A removal being
+// recorded notes the kind and every node looked at.
 func (p *planner) destination(ctx context.Context, gc *simulator.GroupCheck) string {
-	p.kindKey = simulator.PlacementKey(p.kindKey[:0], gc.Pod)
-	k, ok := p.kinds[string(p.kindKey)]
-	if !ok {
-		k = &kind{nodes: simulator.Admitting(gc.Pod, p.in.Checker.Snapshot().Infos())}
-		p.kinds[string(p.kindKey)] = k
+	k := p.kindOf(gc.Pod)
+	rec := p.run != nil && p.run.rec != nil
+	if rec {
+		p.run.use(k)
 	}
 	n := len(k.nodes)
 	if n == 0 || gc.Status != nil {
@@ -36,6 +60,9 @@ func (p *planner) destination(ctx context.Context, gc *simulator.GroupCheck) str
 	for i := 0; i < n; i++ {
 		idx := (start + i) % n
 		ni := k.nodes[idx]
+		if rec {
+			p.run.noteRead(k.ids[idx])
+		}
 		name := ni.Node().Name
 		if p.gone[name] || name == p.removing || !gc.ResourcesFit(ni) || !p.in.Checker.Filter(ctx, gc.PodCheck, ni).IsSuccess() {
 			continue

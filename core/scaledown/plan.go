@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -103,6 +104,9 @@ type Plan struct {
 	// plan kept; Unreserved are those that fit on no node that stays.
 	Reserved   int
 	Unreserved []*corev1.Pod
+	// ReusedRemovals counts the removals taken again from the last plan
+	// without searching (DecideFrom).
+	ReusedRemovals int
 	// reads is what the plan read besides the input's plain fields.
 	reads reads
 	// arriving are the UIDs of the input's arriving pods the plan
@@ -146,11 +150,13 @@ func (u Unremovable) String() string {
 // on their new nodes for the rest of the plan, so removals add up. The
 // snapshot is restored before Decide returns. The plan does not depend on
 // the order of candidates and PDBs.
-func Decide(ctx context.Context, in Input) (*Plan, error) { return decide(ctx, in, nil) }
+func Decide(ctx context.Context, in Input) (*Plan, error) { return decide(ctx, in, nil, nil) }
 
 // decide is Decide; with keys, pods to move that are equivalent share one
-// PreFilter (and keys caches their equivalence keys for the next plan).
-func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Plan, error) {
+// PreFilter (and keys caches their equivalence keys for the next plan);
+// with run, removals are taken again from the last plan and recorded for
+// the next (DecideFrom).
+func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys, run *reuseRun) (*Plan, error) {
 	in.Candidates = sortedCandidates(in.Candidates)
 	snap := in.Checker.Snapshot()
 	snap.Fork()
@@ -159,7 +165,12 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 	if err != nil {
 		return nil, err
 	}
-	p := newPlanner(in, keys)
+	p := newPlanner(in, keys, run)
+	if run != nil {
+		for _, name := range in.Deleting {
+			run.wroteEarly(name, nil)
+		}
+	}
 	if err := p.pictureArriving(); err != nil {
 		return nil, err
 	}
@@ -169,6 +180,9 @@ func decide(ctx context.Context, in Input, keys *simulator.EquivalenceKeys) (*Pl
 	ordered := p.order()
 	if err := p.reserve(ctx, draining); err != nil {
 		return nil, err
+	}
+	if run != nil {
+		run.begin(snap)
 	}
 	if err := p.considerAll(ctx, ordered); err != nil {
 		return nil, err
@@ -193,14 +207,19 @@ func (p *planner) pictureArriving() error {
 			return fmt.Errorf("picture arriving pod on %s: %w", a.Node, err)
 		}
 		p.plan.arriving[a.Info.GetPod().UID] = true
+		if info, ok := a.Info.(*framework.PodInfo); ok && p.run != nil {
+			p.run.wroteEarly(a.Node, info)
+		}
 	}
 	return nil
 }
 
-func newPlanner(in Input, keys *simulator.EquivalenceKeys) *planner {
-	return &planner{in: in, keys: keys, plan: &Plan{arriving: map[types.UID]bool{}}, pdbs: NewPDBBudgets(in.PDBs), removed: map[string]int{},
+// newPlanner starts a plan on the snapshot as decide forked it, the nodes
+// being deleted taken out.
+func newPlanner(in Input, keys *simulator.EquivalenceKeys, run *reuseRun) *planner {
+	return &planner{in: in, keys: keys, run: run, plan: &Plan{arriving: map[types.UID]bool{}}, pdbs: NewPDBBudgets(in.PDBs), removed: map[string]int{},
 		kinds: map[string]*kind{}, gone: map[string]bool{}, later: map[string]bool{},
-		checks: map[*framework.PodInfo]*simulator.GroupCheck{}}
+		checks: map[*framework.PodInfo]*simulator.GroupCheck{}, base: slices.Clone(in.Checker.Snapshot().Infos())}
 }
 
 type planner struct {
@@ -229,6 +248,17 @@ type planner struct {
 	// until is when the first pod being deleted passes its grace period,
 	// turning from a pod to move into one ignored; zero when none will.
 	until time.Time
+	// base are the nodes when the plan started, in the snapshot's order:
+	// those the kinds of pods may go to are taken from them.
+	base []fwk.NodeInfo
+	// run, when set, takes removals again from the last plan and records
+	// them for the next; unchecked are the candidates of the batch under
+	// way not checked ahead yet (while removals are taken again).
+	run       *reuseRun
+	unchecked []evaluated
+	// simulated is set when the candidate considered reached the removal's
+	// simulation (with a run).
+	simulated *bool
 }
 
 // considerAll considers the candidates in order, a batch at a time: the
@@ -240,12 +270,21 @@ func (p *planner) considerAll(ctx context.Context, ordered []evaluated) error {
 	}
 	for start := 0; start < len(ordered); {
 		end := batchEnd(ordered, start)
-		p.precheck(ctx, ordered[start:end])
+		lazy := p.run != nil && p.run.usable
+		if !lazy {
+			p.precheck(ctx, ordered[start:end])
+		}
 		for i := start; i < end; i++ {
 			delete(p.later, ordered[i].Name)
-			if err := p.consider(ctx, ordered[i]); err != nil {
+			if lazy {
+				p.unchecked = ordered[i:end]
+			}
+			if err := p.consider(ctx, &ordered[i]); err != nil {
 				return err
 			}
+			// Once checked ahead, the rest of the batch is.
+			lazy = lazy && p.unchecked != nil
+			p.unchecked = nil
 			p.dropChecks(ordered[i].Name)
 			// The checks are garbage now, unless kept in p.checks.
 			ordered[i].checks = nil
@@ -267,6 +306,18 @@ func (p *planner) dropChecks(node string) {
 		if info, ok := pi.(*framework.PodInfo); ok {
 			delete(p.checks, info)
 		}
+	}
+}
+
+// noteDest records where the removal being recorded put a pod, and
+// whether its search read the whole cluster.
+func (p *planner) noteDest(gc *simulator.GroupCheck, dest string) {
+	if p.run == nil || p.run.rec == nil {
+		return
+	}
+	p.run.rec.dests = append(p.run.rec.dests, dest)
+	if gc.Stateful() {
+		p.run.rec.global = true
 	}
 }
 
@@ -391,7 +442,25 @@ func (p *planner) noteGracePeriods(pods []*corev1.Pod) {
 	}
 }
 
-func (p *planner) consider(ctx context.Context, e evaluated) error {
+// consider decides whether the candidate goes, simulating its removal
+// (or taking it again from the last plan) when nothing else keeps it.
+func (p *planner) consider(ctx context.Context, e *evaluated) error {
+	if p.run == nil {
+		return p.considerOne(ctx, e)
+	}
+	simulated := false
+	p.simulated = &simulated
+	defer func() { p.simulated = nil }()
+	if err := p.considerOne(ctx, e); err != nil {
+		return err
+	}
+	if !simulated {
+		p.run.skipped(e)
+	}
+	return nil
+}
+
+func (p *planner) considerOne(ctx context.Context, e *evaluated) error {
 	stay := func(r Reason, b *Blocker, detail string) {
 		p.plan.Unremovable = append(p.plan.Unremovable, Unremovable{Node: e.Name, Reason: r, Blocker: b, Detail: detail, Utilization: e.util})
 	}
@@ -433,16 +502,33 @@ func (p *planner) consider(ctx context.Context, e evaluated) error {
 // simulateRemoval takes the node out of the snapshot and places its pods on
 // the other nodes. On success the change stays (later candidates see it);
 // otherwise it is undone and the first pod that did not fit is returned.
-func (p *planner) simulateRemoval(ctx context.Context, e evaluated) (*corev1.Pod, error) {
+// With a run, the last plan's removal is taken again when it holds.
+func (p *planner) simulateRemoval(ctx context.Context, e *evaluated) (*corev1.Pod, error) {
 	c := p.in.Checker
 	snap := c.Snapshot()
-	moving, checks := e.moving, e.checks
+	moving := e.moving
+	var movedIn []*simulator.GroupCheck
 	for _, pi := range snap.NodeInfo(e.Name).Pods {
 		if info, ok := pi.(*framework.PodInfo); ok && !e.original[info.Pod] {
-			moving, checks = append(moving, info), append(checks, p.checks[info])
+			moving, movedIn = append(moving, info), append(movedIn, p.checks[info])
 			delete(p.checks, info) // kept again below if it moves onto a later candidate
 		}
 	}
+	var script *step
+	if p.run != nil {
+		*p.simulated = true
+		script = p.run.script(p, e, moving)
+		if script != nil {
+			defer p.run.replayed(p, script)
+		} else {
+			defer p.run.recorded(p)
+		}
+	}
+	if script == nil && p.unchecked != nil {
+		p.precheck(ctx, p.unchecked)
+		p.unchecked = nil
+	}
+	checks := append(slices.Clip(e.checks), movedIn...)
 	snap.Fork()
 	p.removing = e.Name
 	defer func() { p.removing = "" }()
@@ -451,13 +537,19 @@ func (p *planner) simulateRemoval(ctx context.Context, e evaluated) (*corev1.Pod
 		return nil, err
 	}
 	for i, info := range moving {
-		gc := checks[i]
-		if gc == nil || gc.Stateful() {
-			// Pod affinity or spread: judged against the cluster as the
-			// earlier removals left it.
-			gc = c.CheckPod(ctx, MovedPod(info))
+		var gc *simulator.GroupCheck
+		var dest string
+		if script != nil {
+			dest = script.dests[i]
+		} else {
+			if gc = checks[i]; gc == nil || gc.Stateful() {
+				// Pod affinity or spread: judged against the cluster as the
+				// earlier removals left it.
+				gc = c.CheckPod(ctx, MovedPod(info))
+			}
+			dest = p.destination(ctx, gc)
+			p.noteDest(gc, dest)
 		}
-		dest := p.destination(ctx, gc)
 		if dest == "" {
 			snap.Revert()
 			return info.Pod, nil
@@ -468,7 +560,7 @@ func (p *planner) simulateRemoval(ctx context.Context, e evaluated) (*corev1.Pod
 			snap.Revert()
 			return nil, err
 		}
-		if p.later[dest] {
+		if gc != nil && p.later[dest] {
 			p.checks[info] = gc
 		}
 	}

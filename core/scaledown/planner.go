@@ -23,13 +23,14 @@ import (
 // (all compared whatever their order), the answers about pods' controllers,
 // and, for pods being deleted, which side of their grace period the time is.
 // The answers about pods' controllers are part of the input (Owners).
-// A loop where the cluster stands still then costs next to nothing.
+// A loop where the cluster stands still then costs next to nothing. When
+// something changed, the plan is made from the last one's Reuse
+// (DecideFrom): only the removals the change may have touched are
+// simulated again.
 type Planner struct {
-	key  uint64
-	plan *Plan
-	// keys remembers the equivalence keys of pods: equivalent pods to move
-	// share one PreFilter.
-	keys *simulator.EquivalenceKeys
+	key   uint64
+	plan  *Plan
+	reuse Reuse
 }
 
 // Plan is Decide, reusing the previous plan when its input is the same.
@@ -39,11 +40,10 @@ func (p *Planner) Plan(ctx context.Context, in Input) (plan *Plan, reused bool, 
 	if p.plan != nil && key == p.key && p.plan.reads.hold(in) {
 		return p.plan, true, nil
 	}
-	if p.keys == nil {
-		p.keys = simulator.NewEquivalenceKeys()
-	}
-	plan, err = decide(ctx, in, p.keys)
+	plan, next, err := DecideFrom(ctx, in, p.reuse)
+	p.reuse = next
 	if err != nil {
+		p.plan = nil
 		return nil, false, err
 	}
 	p.key, p.plan = key, plan
@@ -131,7 +131,7 @@ const (
 )
 
 // fnvAdd adds s and a separator to the FNV-1a hash h.
-func fnvAdd(h uint64, s string) uint64 {
+func fnvAdd[S string | []byte](h uint64, s S) uint64 {
 	for i := 0; i < len(s); i++ {
 		h = (h ^ uint64(s[i])) * fnvPrime
 	}

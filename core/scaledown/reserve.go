@@ -67,6 +67,9 @@ func (p *planner) reserve(ctx context.Context, pods []*framework.PodInfo) error 
 			return fmt.Errorf("reserve room on %s for pod %s/%s of a node being drained: %w", dest, info.Pod.Namespace, info.Pod.Name, err)
 		}
 		p.plan.Reserved++
+		if p.run != nil {
+			p.run.wroteEarly(dest, info)
+		}
 	}
 	return nil
 }

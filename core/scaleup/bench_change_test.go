@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
 	"github.com/tidal-autoscaler/tidal/benchgen/benchload"
+	"github.com/tidal-autoscaler/tidal/simulator/simtest"
 )
 
 // BenchmarkScaleUpOneChange is the scale-up decision of the iterations
@@ -77,7 +78,7 @@ func (o *oneChange) next(b *testing.B) {
 	switch o.i % 4 {
 	case 0:
 		like := o.bn.c.PendingPods[(o.i/4)%len(o.bn.c.PendingPods)]
-		o.added = newReplica(like, o.i, o.bn.r)
+		o.added = simtest.NewReplica(like, o.i, o.bn.r)
 		o.pending = append(o.pending, o.added)
 	case 1:
 		o.pending = slices.DeleteFunc(o.pending, func(p *corev1.Pod) bool { return p == o.added })

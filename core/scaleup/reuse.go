@@ -58,12 +58,7 @@ type Reuse struct {
 	hashes map[*corev1.Node]uint64
 	// pods memoizes podsHash by NodeInfo while its generation, which
 	// every change of the node or its pods renews, stays the same.
-	pods map[fwk.NodeInfo]podsMemo
-}
-
-type podsMemo struct {
-	generation int64
-	hash       uint64
+	pods simulator.PodsMemo
 }
 
 // nodeList is the ready nodes at the start of a filter, in the order the
@@ -117,7 +112,7 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, star
 	}
 	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}}
 	r.next = Reuse{checker: c, listers: c.ListerVersion(), hashes: make(map[*corev1.Node]uint64, len(ready)),
-		pods: make(map[fwk.NodeInfo]podsMemo, len(ready))}
+		pods: make(simulator.PodsMemo, len(ready))}
 	r.uniqueHosts = uniqueHostnames(c.Snapshot().Infos())
 	r.next.nodes = nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready))}
 	for i, g := range prev.groups {
@@ -149,18 +144,13 @@ func (r *filterReuse) fingerprint(ni fwk.NodeInfo, moved bool) uint64 {
 	node := ni.Node()
 	h, ok := r.prev.hashes[node]
 	if !ok {
-		h = nodeHash(node)
+		h = simulator.NodeHash(node)
 	}
 	r.next.hashes[node] = h
 	if moved {
-		return nodeInfoHash(h^podsHash(ni), ni)
+		return simulator.NodeInfoHash(h^simulator.PodsHash(ni), ni)
 	}
-	m, ok := r.prev.pods[ni]
-	if !ok || m.generation != ni.GetGeneration() {
-		m = podsMemo{generation: ni.GetGeneration(), hash: podsHash(ni)}
-	}
-	r.next.pods[ni] = m
-	return nodeInfoHash(h^m.hash, ni)
+	return simulator.NodeInfoHash(h^r.next.pods.Hash(r.prev.pods, ni), ni)
 }
 
 // clearedOn takes note of the placements of Input.Cleared's pods, the
@@ -181,14 +171,7 @@ func (r *filterReuse) clearedOn(placed []simulator.Placed, upcoming map[string]s
 // memo of their pods' hashes takes on. The upcoming nodes' copies are
 // gone.
 func (r *filterReuse) settled(snap *simulator.Snapshot) Reuse {
-	for ni, m := range r.next.pods {
-		if snap.NodeInfo(ni.Node().Name) != ni {
-			delete(r.next.pods, ni)
-			continue
-		}
-		m.generation = ni.GetGeneration()
-		r.next.pods[ni] = m
-	}
+	r.next.pods.Settle(snap)
 	return r.next
 }
 
@@ -234,7 +217,7 @@ func (r *filterReuse) done(run *groupRun) {
 // add adds placements to diff, times sign (1 or -1).
 func (r *filterReuse) add(placed []simulator.Placed, sign uint64) {
 	for _, p := range placed {
-		v := r.diff[p.Node] + sign*uidHash(p.Info.GetPod().UID)
+		v := r.diff[p.Node] + sign*simulator.UIDHash(p.Info.GetPod().UID)
 		if v == 0 {
 			delete(r.diff, p.Node)
 		} else {

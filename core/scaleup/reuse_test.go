@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -323,7 +322,7 @@ func (ch *churn) setTaint(name string, on bool) {
 // requests.
 func (ch *churn) newPod(like *corev1.Pod, newApp bool) *corev1.Pod {
 	ch.made++
-	p := newReplica(like, ch.made, ch.r)
+	p := simtest.NewReplica(like, ch.made, ch.r)
 	if newApp {
 		p.Labels = map[string]string{"app": fmt.Sprintf("new-%d", ch.made)}
 		if ch.r.IntN(3) == 0 {
@@ -340,29 +339,6 @@ func (ch *churn) newPod(like *corev1.Pod, newApp bool) *corev1.Pod {
 		c.Resources.Requests = corev1.ResourceList{
 			corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(100*(1+ch.r.IntN(30))), resource.DecimalSI),
 			corev1.ResourceMemory: *resource.NewQuantity(int64(1+ch.r.IntN(8))<<28, resource.BinarySI),
-		}
-	}
-	return p
-}
-
-// newReplica is the n-th new replica of like's workload, admitted as the
-// API server admits it: its own name, UID, version, creation time and
-// random kube-api-access volume.
-func newReplica(like *corev1.Pod, n int, r *rand.Rand) *corev1.Pod {
-	p := like.DeepCopy()
-	p.Name, p.UID, p.ResourceVersion = fmt.Sprintf("%s-new-%d", like.Name, n), types.UID(fmt.Sprintf("uid-pod-%d", n)), fmt.Sprint(2_000_000+n)
-	p.CreationTimestamp = metav1.NewTime(p.CreationTimestamp.Add(time.Duration(n) * time.Second))
-	vol := "kube-api-access-" + simtest.Suffix(r, 5)
-	for i, v := range p.Spec.Volumes {
-		if strings.HasPrefix(v.Name, "kube-api-access-") {
-			p.Spec.Volumes[i].Name = vol
-		}
-	}
-	for i := range p.Spec.Containers {
-		for j, m := range p.Spec.Containers[i].VolumeMounts {
-			if strings.HasPrefix(m.Name, "kube-api-access-") {
-				p.Spec.Containers[i].VolumeMounts[j].Name = vol
-			}
 		}
 	}
 	return p

@@ -4,10 +4,14 @@
 package simtest
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -91,4 +95,27 @@ func AdmitAll(r *rand.Rand, pods []*corev1.Pod) {
 	for _, p := range pods {
 		Admit(p, r)
 	}
+}
+
+// NewReplica is the n-th new replica of like's workload, admitted as the
+// API server admits it: its own name, UID, version, creation time and
+// random kube-api-access volume.
+func NewReplica(like *corev1.Pod, n int, r *rand.Rand) *corev1.Pod {
+	p := like.DeepCopy()
+	p.Name, p.UID, p.ResourceVersion = fmt.Sprintf("%s-new-%d", like.Name, n), types.UID(fmt.Sprintf("uid-pod-%d", n)), fmt.Sprint(2_000_000+n)
+	p.CreationTimestamp = metav1.NewTime(p.CreationTimestamp.Add(time.Duration(n) * time.Second))
+	vol := "kube-api-access-" + Suffix(r, 5)
+	for i, v := range p.Spec.Volumes {
+		if strings.HasPrefix(v.Name, "kube-api-access-") {
+			p.Spec.Volumes[i].Name = vol
+		}
+	}
+	for i := range p.Spec.Containers {
+		for j, m := range p.Spec.Containers[i].VolumeMounts {
+			if strings.HasPrefix(m.Name, "kube-api-access-") {
+				p.Spec.Containers[i].VolumeMounts[j].Name = vol
+			}
+		}
+	}
+	return p
 }

@@ -1,0 +1,162 @@
+package simulator
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// NodeHash hashes what the Filter plugins read of a node object for a
+// plain pod: its name, labels, taints, unschedulable flag, allocatable and
+// declared features. Heartbeats, conditions, versions and managed fields
+// are left out: they change no placement.
+func NodeHash(n *corev1.Node) uint64 {
+	h := fnv.New64a()
+	var b []byte
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	str(n.Name)
+	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
+		str(k)
+		str(n.Labels[k])
+	}
+	b = append(b, '|')
+	for _, t := range n.Spec.Taints {
+		str(t.Key)
+		str(t.Value)
+		str(string(t.Effect))
+	}
+	if n.Spec.Unschedulable {
+		b = append(b, 'U')
+	}
+	b = append(b, '|')
+	for _, k := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
+		q := n.Status.Allocatable[k]
+		str(string(k))
+		str(q.String())
+	}
+	b = append(b, '|')
+	for _, f := range n.Status.DeclaredFeatures {
+		str(f)
+	}
+	h.Write(b)
+	return h.Sum64()
+}
+
+// NodeInfoHash is the fingerprint of a node in the snapshot, from its
+// object's hash: with it, what its pods take (requests, count, host ports).
+func NodeInfoHash(node uint64, ni fwk.NodeInfo) uint64 {
+	h := fnv.New64a()
+	b := binary.LittleEndian.AppendUint64(nil, node)
+	req := ni.GetRequested()
+	for _, v := range []int64{req.GetMilliCPU(), req.GetMemory(), req.GetEphemeralStorage(), int64(req.GetAllowedPodNumber()), int64(len(ni.GetPods()))} {
+		b = binary.AppendVarint(b, v)
+	}
+	scalar := req.GetScalarResources()
+	for _, k := range slices.Sorted(maps.Keys(scalar)) {
+		b = append(b, k...)
+		b = binary.AppendVarint(b, scalar[k])
+	}
+	b = append(b, '|')
+	ports := ni.GetUsedPorts()
+	for _, ip := range slices.Sorted(maps.Keys(ports)) {
+		b = append(b, ip...)
+		pp := slices.Collect(maps.Keys(ports[ip]))
+		sort.Slice(pp, func(i, j int) bool {
+			if pp[i].Protocol != pp[j].Protocol {
+				return pp[i].Protocol < pp[j].Protocol
+			}
+			return pp[i].Port < pp[j].Port
+		})
+		for _, p := range pp {
+			b = append(b, p.Protocol...)
+			b = binary.AppendVarint(b, int64(p.Port))
+		}
+	}
+	h.Write(b)
+	return h.Sum64()
+}
+
+// PodsHash hashes what the pods of a node are to a local pod beyond what
+// they take: which pods (UIDs) with which labels (what anti-affinity
+// selects; a pod's own affinity cannot change). It depends on neither the
+// order of the pods nor that of their labels.
+func PodsHash(ni fwk.NodeInfo) uint64 {
+	var sum uint64
+	var b []byte
+	for _, pi := range ni.GetPods() {
+		pod := pi.GetPod()
+		var labels uint64
+		for k, v := range pod.Labels {
+			b = append(append(append(b[:0], k...), 0), v...)
+			labels += scramble(fnv64(b))
+		}
+		sum += scramble(fnv64([]byte(pod.UID)) ^ scramble(labels))
+	}
+	return sum
+}
+
+// scramble is SplitMix64's finalizer: sums of mixed values do not cancel as
+// sums of plain ones would.
+func scramble(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// fnv64 is FNV-1a over b, without allocating.
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// UIDHash is a pod's share of a node's placement sum.
+func UIDHash(uid types.UID) uint64 {
+	return fnv64([]byte(uid)) | 1
+}
+
+// PodsMemo memoizes PodsHash by NodeInfo while its generation, which every
+// change of the node or its pods renews, stays the same. A decision builds
+// the next one as it reads the nodes, from the last one.
+type PodsMemo map[fwk.NodeInfo]podsMemo
+
+type podsMemo struct {
+	generation int64
+	hash       uint64
+}
+
+// Hash is PodsHash(ni), from prev while ni has the generation it had
+// there; m remembers it.
+func (m PodsMemo) Hash(prev PodsMemo, ni fwk.NodeInfo) uint64 {
+	e, ok := prev[ni]
+	if !ok || e.generation != ni.GetGeneration() {
+		e = podsMemo{generation: ni.GetGeneration(), hash: PodsHash(ni)}
+	}
+	m[ni] = e
+	return e.hash
+}
+
+// Settle takes on the generations of the nodes a decision changed and then
+// restored (they hold what they held before), and forgets the nodes no
+// longer in snap.
+func (m PodsMemo) Settle(snap *Snapshot) {
+	for ni, e := range m {
+		if snap.NodeInfo(ni.Node().Name) != ni {
+			delete(m, ni)
+			continue
+		}
+		e.generation = ni.GetGeneration()
+		m[ni] = e
+	}
+}
