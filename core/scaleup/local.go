@@ -81,14 +81,5 @@ func local(pod *corev1.Pod) bool {
 			}
 		}
 	}
-	if len(pod.Spec.TopologySpreadConstraints) > 0 || len(pod.Spec.ResourceClaims) > 0 {
-		return false
-	}
-	for _, v := range pod.Spec.Volumes {
-		s := v.VolumeSource
-		if s.Projected == nil && s.ConfigMap == nil && s.Secret == nil && s.EmptyDir == nil && s.DownwardAPI == nil {
-			return false
-		}
-	}
-	return true
+	return len(pod.Spec.TopologySpreadConstraints) == 0 && len(pod.Spec.ResourceClaims) == 0 && simulator.PlainVolumes(pod)
 }

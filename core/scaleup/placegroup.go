@@ -22,7 +22,7 @@ func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *sim
 	if check != nil {
 		check, err = c.CatchUp(ctx, check, reused)
 	} else {
-		check, err = c.CheckGroup(ctx, g)
+		check, err = d.checkGroup(ctx, g)
 	}
 	if err != nil {
 		return nil, nil, nil, err
@@ -48,7 +48,7 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 				if err := r.bind(nodes, c.Snapshot()); err != nil {
 					return false, err
 				}
-				if check, err = c.CheckGroup(ctx, g); err != nil {
+				if check, err = d.checkGroup(ctx, g); err != nil {
 					return false, err
 				}
 			}
@@ -75,7 +75,7 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 	free := r.isLocal(c.Snapshot(), g.Representative())
 	if check == nil {
 		// (A check made to find the nodes that changed is this one.)
-		if check, err = c.CheckGroup(ctx, g); err != nil {
+		if check, err = d.checkGroup(ctx, g); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -55,6 +55,9 @@ type Reuse struct {
 	// pods memoizes podsHash by NodeInfo while its generation, which
 	// every change of the node or its pods renews, stays the same.
 	pods map[fwk.NodeInfo]podsMemo
+	// checks are the pod groups' base checks, by group key (see
+	// checkGroup).
+	checks map[string]*simulator.BaseCheck
 }
 
 type podsMemo struct {
@@ -100,6 +103,8 @@ type filterReuse struct {
 	// reused and resumed count the groups whose placements were reused,
 	// wholly or in part.
 	reused, resumed int
+	// carried counts the group checks started from a base check.
+	carried int
 	// uniqueHosts is true when no two nodes of the snapshot share a
 	// hostname label: anti-affinity per hostname is then per node.
 	uniqueHosts bool
@@ -113,7 +118,7 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, star
 	}
 	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}}
 	r.next = Reuse{checker: c, listers: c.ListerVersion(), hashes: make(map[*corev1.Node]uint64, len(ready)),
-		pods: make(map[fwk.NodeInfo]podsMemo, len(ready))}
+		pods: make(map[fwk.NodeInfo]podsMemo, len(ready)), checks: map[string]*simulator.BaseCheck{}}
 	r.uniqueHosts = uniqueHostnames(c.Snapshot().Infos())
 	r.next.nodes = nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready))}
 	for i, g := range prev.groups {
