@@ -33,8 +33,10 @@ type Snapshot struct {
 
 	undo  []undoEntry
 	marks []int
-	// version counts changes made outside any fork.
+	// version counts changes made outside any fork; journal remembers
+	// the last of them.
 	version uint64
+	journal journal
 }
 
 type undoKind int
@@ -183,6 +185,7 @@ func (s *Snapshot) log(e undoEntry) {
 		return
 	}
 	s.version++
+	s.journal.record(e, s.version)
 }
 
 // Version changes whenever the snapshot changes outside a fork: equal
@@ -191,7 +194,10 @@ func (s *Snapshot) Version() uint64 { return s.version }
 
 // Touch marks an outside change made directly on a NodeInfo (such as a
 // new Node object for an existing node).
-func (s *Snapshot) Touch() { s.version++ }
+func (s *Snapshot) Touch() {
+	s.version++
+	s.journal.reset(s.version)
+}
 
 // Fork starts a what-if: changes from now on can be undone with Revert.
 func (s *Snapshot) Fork() { s.marks = append(s.marks, len(s.undo)) }
@@ -222,8 +228,9 @@ func (s *Snapshot) Commit() {
 	s.marks = s.marks[:len(s.marks)-1]
 	if len(s.marks) == 0 {
 		// The changes are now outside any fork.
-		if len(s.undo) > 0 {
+		for _, e := range s.undo {
 			s.version++
+			s.journal.record(e, s.version)
 		}
 		clear(s.undo)
 		s.undo = s.undo[:0]

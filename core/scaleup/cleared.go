@@ -68,7 +68,7 @@ func (d *decision) placeClearedOf(ctx context.Context, g *simulator.PodGroup, ta
 		}
 		var err error
 		if gc == nil {
-			gc, err = c.CheckGroup(ctx, g)
+			gc, err = d.checkGroup(ctx, g)
 		} else {
 			gc, err = c.CatchUp(ctx, gc, d.placed[since:])
 		}

@@ -134,7 +134,7 @@ func (j *jointPacker) packGroup(ctx context.Context, w estimator.Work) error {
 	gc, err := j.d.in.Checker.CatchUp(ctx, w.Check, j.placed)
 	if w.Check.Stateful() && len(j.nodes) > 0 {
 		// The new nodes may be domains the group's check does not know.
-		gc, err = j.d.in.Checker.CheckGroup(ctx, w.Check.Group)
+		gc, err = j.d.checkGroup(ctx, w.Check.Group)
 	}
 	if err != nil {
 		return err
@@ -189,7 +189,7 @@ func (j *jointPacker) open(ctx context.Context, gc *simulator.GroupCheck) (*simu
 		}
 		check := gc
 		if j.opensDomain(gc, ni.Node()) {
-			if check, err = j.d.in.Checker.CheckGroup(ctx, gc.Group); err != nil {
+			if check, err = j.d.checkGroup(ctx, gc.Group); err != nil {
 				return nil, false, err
 			}
 		}

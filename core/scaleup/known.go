@@ -21,7 +21,7 @@ func (d *decision) placeOnKnown(ctx context.Context, remaining []pending) ([]pen
 	all := d.readyNodes()
 	var out []pending
 	for _, r := range remaining {
-		gc, err := d.in.Checker.CheckGroup(ctx, r.group)
+		gc, err := d.checkGroup(ctx, r.group)
 		if err != nil {
 			return nil, err
 		}

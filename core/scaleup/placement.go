@@ -130,7 +130,7 @@ func (d *decision) settle(ctx context.Context, pods []pending, planned, extra ma
 	}
 	nodes := d.readyNodes()
 	for _, r := range pods {
-		gc, err := c.CheckGroup(ctx, r.group)
+		gc, err := d.checkGroup(ctx, r.group)
 		if err != nil {
 			return nil, err
 		}

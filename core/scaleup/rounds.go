@@ -95,7 +95,7 @@ func (d *decision) checks(ctx context.Context, remaining []pending) ([]estimator
 		if r.check != nil {
 			gc, err = c.CatchUp(ctx, r.check, d.placed[r.since:])
 		} else {
-			gc, err = c.CheckGroup(ctx, r.group)
+			gc, err = d.checkGroup(ctx, r.group)
 		}
 		if err != nil {
 			return nil, err

@@ -113,6 +113,11 @@ type Plan struct {
 	// ResumedGroups those whose first placements were, the search for
 	// the others resuming after them.
 	ReusedGroups, ResumedGroups int
+	// CarriedChecks counts the pod groups' checks (PreFilter states) taken
+	// from an earlier one and brought up to date with the pods changed
+	// since, rather than made over every pod (groups with pod affinity or
+	// anti-affinity, see simulator.BaseCheck).
+	CarriedChecks int
 	// Planner names the whole-plan packing that replaced the rounds' plan
 	// with fewer nodes, empty when the rounds' plan stands; GreedyNodes is
 	// what the rounds planned, when packings were compared.
@@ -245,6 +250,7 @@ func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, err
 	if err := d.schedulerPlacement(ctx, remaining); err != nil {
 		return nil, nil, err
 	}
+	d.plan.CarriedChecks = d.reuse.carried
 	d.plan.Timings.Total = time.Since(d.start)
 	d.plan.Timings.Estimate = d.plan.Timings.Total - d.plan.Timings.FilterSchedulable
 	return d.plan, d.reuse, nil
@@ -354,6 +360,7 @@ type pending struct {
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	ready, coming := d.split()
 	d.reuse = newFilterReuse(d.in.Checker, ready, d.prev, d.startingNodes())
+	d.reuse.keepChecks(d.in.Pending)
 	pods, err := d.placeCleared(ctx, ready)
 	if err != nil {
 		return nil, err
@@ -406,7 +413,7 @@ func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming
 		r := &remaining[i]
 		if r.check == nil {
 			// Reused placements come without a check.
-			gc, err := c.CheckGroup(ctx, r.group)
+			gc, err := d.checkGroup(ctx, r.group)
 			if err != nil {
 				return nil, err
 			}

@@ -43,7 +43,7 @@ func (d *decision) stable(ctx context.Context, p *packing) (bool, error) {
 			coming = append(coming, ni)
 		}
 		for _, group := range simulator.NewEquivalenceKeys().Group(u.Pods) {
-			gc, err := d.in.Checker.CheckGroup(ctx, group)
+			gc, err := d.checkGroup(ctx, group)
 			if err != nil {
 				return false, err
 			}
