@@ -122,12 +122,30 @@ func FuzzAdmittedPodAutoscalersDecode(f *testing.F) {
 		if err != nil {
 			return // the object does not decode at all: named in Invalid, checked above
 		}
+		if rulesSkipped(refusedByAPI) {
+			// The API server checks the CRD's validation rules (which
+			// bound durations) only on an object its schema admits:
+			// refused for another field, it names no more.
+			return
+		}
 		for _, e := range refused {
 			if !refusedAt(refusedByAPI, e) {
 				t.Errorf("tidal refuses %v; the API server says %v", e, refusedByAPI)
 			}
 		}
 	})
+}
+
+// rulesSkipped tells whether the API server refused an object without
+// evaluating the CRD's validation rules, which it does when the object
+// already breaks the schema.
+func rulesSkipped(errs field.ErrorList) bool {
+	for _, a := range errs {
+		if strings.Contains(a.Detail, "some validation rules were not checked") {
+			return true
+		}
+	}
+	return false
 }
 
 // refusedAt tells whether errs refuse the field of e with e's message.
