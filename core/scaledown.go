@@ -40,9 +40,12 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	defer func() { d.metrics.Observe("scaleDown", d.clock.Since(start)) }()
 	sd := &scaleDownReport{}
 	report.scaleDown = sd
+	// One view of the removals under way for the whole step: the plan,
+	// the soft taints, the removals and whether the scale-down is over
+	// all read the same.
 	removing := d.actuator.Removing()
 	evicted := scaledown.EvictedSince(removing.Evictions, d.mem.scaleDownOver)
-	plan, err := d.planScaleDown(ctx, o, report, sd, evicted)
+	plan, err := d.planScaleDown(ctx, o, report, sd, removing, evicted)
 	if err != nil {
 		return err
 	}
@@ -55,10 +58,10 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	d.mem.unneeded = scaledown.Track(d.mem.unneeded, plan, taintedSince(plan, nodes), o.now)
 	d.metrics.UnneededNodes.Set(float64(len(plan.Unneeded)))
 	d.metrics.CA.UnneededNodesCount.Set(float64(len(plan.Unneeded)))
-	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, d.actuator.Removing().Nodes))
+	remove, add := scaledown.SoftTaintChanges(softTaintNodes(plan, nodes, removing.Nodes))
 	d.actuator.SoftTaint(ctx, act.SoftTaints{Remove: remove, Add: add, Since: d.mem.unneeded})
-	rin := removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, d.actuator.Removing(), d.opts)
-	left := disruptionsLeft(o, d.opts.Consolidation, d.sched.activeBudgets(), d.actuator.Removing())
+	rin := removalInput(o, plan, d.mem.unneeded, report.scaledUp, d.mem.lastScaleUp, removing, d.opts)
+	left := disruptionsLeft(o, d.opts.Consolidation, d.sched.activeBudgets(), removing)
 	rin.Disruptions = &left
 	rin.Placing = scaledown.Placing(o.pending, evicted)
 	decision := scaledown.Removals(rin)
@@ -96,8 +99,8 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 // existing nodes pictured where scale-up found room for them, so a node
 // the scheduler is about to fill is not taken for empty.
 func (d *Decider) planScaleDown(ctx context.Context, o *observation, report *Iteration, sd *scaleDownReport,
-	evicted map[types.UID]time.Time) (*scaledown.Plan, error) {
-	in := scaleDownInput(o, sd, d.actuator.Removing(), d.checker, d.opts, d.sched, d.consolidating(o))
+	removing act.Removing, evicted map[types.UID]time.Time) (*scaledown.Plan, error) {
+	in := scaleDownInput(o, sd, removing, d.checker, d.opts, d.sched, d.consolidating(o))
 	in.Evicted = evicted
 	sd.candidates = in.Candidates
 	if report.plan != nil {
