@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
@@ -39,7 +38,9 @@ type removals struct {
 	// evictions are the drains' evictions of the last evictionMemory,
 	// oldest first.
 	evictions []scaledown.Eviction
-	wg        sync.WaitGroup
+	// evicting counts the paced evictions asked for and not answered.
+	evicting int
+	wg       sync.WaitGroup
 }
 
 // Remove starts each removal unless one of the node is under way. life
@@ -101,18 +102,6 @@ func (a *Live) Removing() Removing {
 // scale-down's pods moved are held (scaledown.Input.Evicted) for at most
 // this long after their eviction.
 const evictionMemory = time.Hour
-
-// noteEvictions remembers the evictions of a drain, by the evicted pods'
-// controllers (a pod with none has no replacement to hold).
-func (a *Live) noteEvictions(evicted []scaledown.Evicted) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, e := range evicted {
-		if ref := metav1.GetControllerOfNoCopy(e.Pod); ref != nil && !e.At.IsZero() {
-			a.evictions = append(a.evictions, scaledown.Eviction{Controller: ref.UID, At: e.At})
-		}
-	}
-}
 
 // Wait blocks until every removal has finished or been rolled back.
 func (a *Live) Wait() { a.wg.Wait() }
