@@ -20,6 +20,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 	"github.com/tidal-autoscaler/tidal/core/telemetry"
 )
 
@@ -91,8 +92,8 @@ func TestDrainsRememberTheirEvictions(t *testing.T) {
 	if len(got) != 1 || got[0].Controller != "rs-web" || !got[0].At.Equal(clock.Now()) {
 		t.Fatalf("evictions %v, want the one of rs-web at %v", got, clock.Now())
 	}
-	clock.Step(evictionMemory + time.Second)
+	clock.Step(scaledown.EvictionMemory + time.Second)
 	if got := a.Removing().Evictions; len(got) != 0 {
-		t.Fatalf("evictions %v after %v, want none", got, evictionMemory)
+		t.Fatalf("evictions %v after %v, want none", got, scaledown.EvictionMemory)
 	}
 }

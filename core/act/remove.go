@@ -35,7 +35,7 @@ type removals struct {
 	// strayTaints are nodes whose ToBeDeleted taint a failed removal could
 	// not take off; the loop tries again every iteration.
 	strayTaints map[string]bool
-	// evictions are the drains' evictions of the last evictionMemory,
+	// evictions are the drains' evictions of the last scaledown.EvictionMemory,
 	// oldest first.
 	evictions []scaledown.Eviction
 	// evicting counts the paced evictions asked for and not answered.
@@ -83,7 +83,7 @@ func (a *Live) Removing() Removing {
 			out.PerGroup[r.Group.Id()]++
 		}
 	}
-	for len(a.evictions) > 0 && a.Clock.Since(a.evictions[0].At) > evictionMemory {
+	for len(a.evictions) > 0 && a.Clock.Since(a.evictions[0].At) > scaledown.EvictionMemory {
 		a.evictions = a.evictions[1:]
 	}
 	out.Evictions = slices.Clone(a.evictions)
@@ -97,11 +97,6 @@ func (a *Live) Removing() Removing {
 	}
 	return out
 }
-
-// evictionMemory is how long the drains' evictions are remembered: a
-// scale-down's pods moved are held (scaledown.Input.Evicted) for at most
-// this long after their eviction.
-const evictionMemory = time.Hour
 
 // Wait blocks until every removal has finished or been rolled back.
 func (a *Live) Wait() { a.wg.Wait() }
