@@ -103,7 +103,7 @@ func (o *ScaleDownOptions) Validate() error {
 		nonNegative("--max-bulk-soft-taint-time", o.MaxBulkSoftTaintTime), nonNegative("--node-delete-delay-after-taint", o.NodeDeleteDelayAfterTaint),
 		atLeast("--max-scale-down-parallelism", o.MaxParallelism, 1), atLeast("--max-drain-parallelism", o.MaxDrainParallelism, 1),
 		atLeast("--max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount, 0), atLeast("--max-pending-evicted-pods", o.MaxPendingEvictedPods, 0),
-		nonNegative("--pending-evicted-pods-timeout", o.PendingEvictedPodsTimeout)}
+		positive("--pending-evicted-pods-timeout", o.PendingEvictedPodsTimeout)}
 	if s := int64(o.MaxGracefulTerminationSec); s < 0 || s > maxGracefulTerminationSec {
 		errs = append(errs, fmt.Errorf("--max-graceful-termination-sec=%d must be between 0 and %d", s, maxGracefulTerminationSec))
 	}
