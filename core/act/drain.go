@@ -95,17 +95,32 @@ func (a *Live) drain(ctx context.Context, r Removal, deadline time.Time) error {
 }
 
 // evictAll evicts the pods side by side, as h says: what each eviction
-// returned, in the pods' order. A paced drain that waited too long for its
-// next eviction evicts no more.
+// returned, in the pods' order. A paced drain evicts at most as many at
+// once as the pacing lets pods wait for a node (the others would only
+// wait), and once it has waited too long for its next eviction it evicts
+// no more.
 func (a *Live) evictAll(ctx context.Context, pods []*corev1.Pod, h how) ([]scaledown.Evicted, []error) {
+	h.paced = h.paced && a.Options.Pacing.Limit > 0
 	evicted := make([]scaledown.Evicted, len(pods))
 	errs := make([]error, len(pods))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	side := len(pods)
+	if h.paced {
+		side = a.Options.Pacing.Limit
+	}
+	turns := make(chan struct{}, max(side, 1))
 	var wg sync.WaitGroup
 	for i, p := range pods {
+		evicted[i].Pod = p
+		select {
+		case turns <- struct{}{}:
+		case <-ctx.Done():
+			errs[i] = fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, context.Cause(ctx))
+			continue
+		}
 		wg.Go(func() {
-			evicted[i].Pod = p
+			defer func() { <-turns }()
 			evicted[i].At, errs[i] = a.evict(ctx, p, h)
 			if errors.Is(errs[i], errPaceTimeout) {
 				cancel(errs[i])
