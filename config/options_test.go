@@ -108,6 +108,8 @@ func TestValidateNamesTheBadFlag(t *testing.T) {
 		{[]string{"--max-scale-down-parallelism=0"}, `--max-scale-down-parallelism=0 must be at least 1`},
 		{[]string{"--max-drain-parallelism=0"}, `--max-drain-parallelism=0 must be at least 1`},
 		{[]string{"--max-bulk-soft-taint-count=-1"}, `--max-bulk-soft-taint-count=-1 must not be negative`},
+		{[]string{"--max-pending-evicted-pods=-1"}, `--max-pending-evicted-pods=-1 must not be negative`},
+		{[]string{"--pending-evicted-pods-timeout=0s"}, `--pending-evicted-pods-timeout=0s must be positive`},
 		{[]string{"--hpa-workers=0"}, `--hpa-workers=0 must be at least 1`},
 		{[]string{"--hpa-sync-period=0s"}, `--hpa-sync-period=0s must be positive`},
 		{[]string{"--hpa-downscale-stabilization=-1s"}, `--hpa-downscale-stabilization=-1s must not be negative`},

@@ -31,6 +31,8 @@ type ScaleDownOptions struct {
 	MaxDrainParallelism               int
 	MaxGracefulTerminationSec         int
 	MaxPodEvictionTime                time.Duration
+	MaxPendingEvictedPods             int
+	PendingEvictedPodsTimeout         time.Duration
 	MaxBulkSoftTaintCount             int
 	MaxBulkSoftTaintTime              time.Duration
 	NodeDeleteDelayAfterTaint         time.Duration
@@ -51,6 +53,7 @@ func DefaultScaleDownOptions() ScaleDownOptions {
 		IgnoreDaemonSetsUtilization: false, SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true,
 		SkipNodesWithCustomControllerPods: true, MaxParallelism: 10, MaxDrainParallelism: 5,
 		MaxGracefulTerminationSec: 600, MaxPodEvictionTime: 2 * time.Minute, MaxBulkSoftTaintCount: 10,
+		MaxPendingEvictedPods: 1, PendingEvictedPodsTimeout: 2 * time.Minute,
 		MaxBulkSoftTaintTime: 3 * time.Second, NodeDeleteDelayAfterTaint: 5 * time.Second, DaemonSetEvictionForOccupiedNodes: true,
 	}
 }
@@ -76,6 +79,8 @@ func (o *ScaleDownOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxDrainParallelism, "max-drain-parallelism", o.MaxDrainParallelism, "Most removals of non-empty nodes (drains) under way at once.")
 	fs.IntVar(&o.MaxGracefulTerminationSec, "max-graceful-termination-sec", o.MaxGracefulTerminationSec, "Longest termination grace period given to an evicted pod, in seconds.")
 	fs.DurationVar(&o.MaxPodEvictionTime, "max-pod-eviction-time", o.MaxPodEvictionTime, "How long evictions refused by a PodDisruptionBudget are retried before the removal is abandoned.")
+	fs.IntVar(&o.MaxPendingEvictedPods, "max-pending-evicted-pods", o.MaxPendingEvictedPods, "A drain evicts its next pod only while fewer pods evicted by drains wait for their replacement to be bound to a node; 0: a drain evicts all its pods at once.")
+	fs.DurationVar(&o.PendingEvictedPodsTimeout, "pending-evicted-pods-timeout", o.PendingEvictedPodsTimeout, "How long an evicted pod whose replacement is not bound holds drains back at most (--max-pending-evicted-pods); a drain whose next eviction waited this long with no pod evicted meanwhile is abandoned.")
 	fs.IntVar(&o.MaxBulkSoftTaintCount, "max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount, "Most nodes given or relieved of the deletion candidate taint per iteration; 0 turns that taint off.")
 	fs.DurationVar(&o.MaxBulkSoftTaintTime, "max-bulk-soft-taint-time", o.MaxBulkSoftTaintTime, "Longest time one iteration spends giving or taking off deletion candidate taints.")
 	fs.DurationVar(&o.NodeDeleteDelayAfterTaint, "node-delete-delay-after-taint", o.NodeDeleteDelayAfterTaint, "How long a removal waits after tainting a node before it reads the node's pods again and drains or deletes it.")
@@ -97,7 +102,8 @@ func (o *ScaleDownOptions) Validate() error {
 		nonNegative("--scale-down-delay-after-failure", o.DelayAfterFailure), nonNegative("--max-pod-eviction-time", o.MaxPodEvictionTime),
 		nonNegative("--max-bulk-soft-taint-time", o.MaxBulkSoftTaintTime), nonNegative("--node-delete-delay-after-taint", o.NodeDeleteDelayAfterTaint),
 		atLeast("--max-scale-down-parallelism", o.MaxParallelism, 1), atLeast("--max-drain-parallelism", o.MaxDrainParallelism, 1),
-		atLeast("--max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount, 0)}
+		atLeast("--max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount, 0), atLeast("--max-pending-evicted-pods", o.MaxPendingEvictedPods, 0),
+		positive("--pending-evicted-pods-timeout", o.PendingEvictedPodsTimeout)}
 	if s := int64(o.MaxGracefulTerminationSec); s < 0 || s > maxGracefulTerminationSec {
 		errs = append(errs, fmt.Errorf("--max-graceful-termination-sec=%d must be between 0 and %d", s, maxGracefulTerminationSec))
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/tidal-autoscaler/tidal/core/act"
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
 // newActuator builds where the loop's writes go: shadow mode
@@ -13,7 +14,8 @@ func newActuator(cfg Config, opts Options, d *Decider, podsSynced func() bool) a
 			CordonNodeBeforeTerminating: sd.CordonNodeBeforeTerminating, NodeDeleteDelayAfterTaint: sd.NodeDeleteDelayAfterTaint,
 			MaxPodEvictionTime: sd.MaxPodEvictionTime, MaxGracefulTerminationSec: sd.MaxGracefulTerminationSec,
 			DaemonSetEvictionForOccupiedNodes: sd.DaemonSetEvictionForOccupiedNodes, DaemonSetEvictionForEmptyNodes: sd.DaemonSetEvictionForEmptyNodes,
-			MaxBulkSoftTaintCount: sd.MaxBulkSoftTaintCount, MaxBulkSoftTaintTime: sd.MaxBulkSoftTaintTime}}
+			MaxBulkSoftTaintCount: sd.MaxBulkSoftTaintCount, MaxBulkSoftTaintTime: sd.MaxBulkSoftTaintTime,
+			Pacing: scaledown.Pacing{Limit: sd.MaxPendingEvictedPods, Timeout: sd.PendingEvictedPodsTimeout}}}
 	if opts.DryRun {
 		return act.NewDryRun(deps)
 	}

@@ -24,6 +24,10 @@ type memory struct {
 	// (scaledown.Settled): the evictions since are the scale-down under
 	// way's, and the pods they moved keep their nodes.
 	scaleDownOver time.Time
+	// restored are the evictions the status ConfigMap kept from before
+	// tidal started, read once (evictionsRead).
+	restored      []scaledown.Eviction
+	evictionsRead bool
 	// consolidation is the replacement in flight and the backoff.
 	consolidation consolidate.State
 	// lastScaleUp starts --scale-down-delay-after-add.

@@ -128,6 +128,8 @@ type ScaleDownOptions struct {
 	MaxDrainParallelism               int
 	MaxGracefulTerminationSec         int
 	MaxPodEvictionTime                time.Duration
+	MaxPendingEvictedPods             int
+	PendingEvictedPodsTimeout         time.Duration
 	MaxBulkSoftTaintCount             int
 	MaxBulkSoftTaintTime              time.Duration
 	NodeDeleteDelayAfterTaint         time.Duration

@@ -51,6 +51,9 @@ func StatusOf(r *Iteration) Status {
 	}
 	s.ClusterWide.ScaleUp = scaleUpStatus(r)
 	s.ClusterWide.ScaleDown = scaleDownStatus(r)
+	if r.scaleDown != nil {
+		s.Evictions = r.scaleDown.evictions
+	}
 	s.ClusterWide.Replacing = replacingEntries(r.replacing)
 	s.ClusterWide.Consolidation = consolidationStatus(r)
 	for _, g := range o.nodeGroups {

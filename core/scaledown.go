@@ -27,6 +27,9 @@ type scaleDownReport struct {
 	started           []string
 	// candidates are the nodes the plan considered.
 	candidates []scaledown.Candidate
+	// evictions are the scale-down under way's, as the status ConfigMap
+	// keeps them (never nil).
+	evictions []scaledown.Eviction
 }
 
 // scaleDown plans which nodes can go (scaledown.Planner), tracks how long
@@ -44,7 +47,11 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 	// the soft taints, the removals and whether the scale-down is over
 	// all read the same.
 	removing := d.actuator.Removing()
-	evicted := scaledown.EvictedSince(removing.Evictions, d.mem.scaleDownOver)
+	evictions, err := d.evictions(ctx, removing, o.now)
+	if err != nil {
+		return err
+	}
+	evicted := scaledown.EvictedSince(evictions, d.mem.scaleDownOver)
 	plan, err := d.planScaleDown(ctx, o, report, sd, removing, evicted)
 	if err != nil {
 		return err
@@ -69,6 +76,7 @@ func (d *Decider) scaleDown(ctx context.Context, o *observation, report *Iterati
 		// The pods this scale-down moved may be moved by the next one.
 		d.mem.scaleDownOver = o.now
 	}
+	sd.evictions = underWay(evictions, d.mem.scaleDownOver)
 	sd.cooldown = decision.Waiting
 	cooling := 0.0
 	if sd.cooldown != "" {

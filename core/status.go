@@ -16,11 +16,16 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tidal-autoscaler/tidal/core/scaledown"
 )
 
 const (
 	// StatusConfigMapKey holds the status YAML.
 	StatusConfigMapKey = "status"
+	// EvictionsConfigMapKey holds the evictions of the scale-down under
+	// way (scaledown.EncodeEvictions), read back when tidal starts.
+	EvictionsConfigMapKey = "scaleDownEvictions"
 	// StatusUpdatedAnnotation is when the status was last written.
 	StatusUpdatedAnnotation = "tidal.dev/last-updated"
 	// statusRefresh is how often an unchanged status is written anyway,
@@ -36,6 +41,10 @@ type Status struct {
 	// ScheduleProblems are the malformed items of the tidal-schedules
 	// ConfigMap, which are ignored.
 	ScheduleProblems []string `json:"scheduleProblems,omitempty"`
+	// Evictions are the evictions of the scale-down under way, kept
+	// under EvictionsConfigMapKey; nil when the iteration did not reach
+	// scale-down: the ConfigMap keeps what it had.
+	Evictions []scaledown.Eviction `json:"-"`
 }
 
 // ClusterWideStatus is the cluster's health and the last scale-up decision.
@@ -198,7 +207,7 @@ func (w *statusWriter) write(ctx context.Context, s Status) error {
 	if err != nil {
 		return fmt.Errorf("encode status: %w", err)
 	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error { return w.store(ctx, string(raw), now) })
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error { return w.store(ctx, string(raw), s.Evictions, now) })
 	if err != nil {
 		return fmt.Errorf("write status ConfigMap %s/%s: %w", w.ns, w.name, err)
 	}
@@ -210,13 +219,13 @@ func (w *statusWriter) write(ctx context.Context, s Status) error {
 // store puts the status YAML into the ConfigMap: an update of the one last
 // seen, read first when there is none. A conflict or a vanished ConfigMap
 // makes the next try read it again.
-func (w *statusWriter) store(ctx context.Context, status string, now time.Time) error {
+func (w *statusWriter) store(ctx context.Context, status string, evictions []scaledown.Eviction, now time.Time) error {
 	cms := w.client.CoreV1().ConfigMaps(w.ns)
 	cm := w.Object()
 	if cm == nil {
 		got, err := cms.Get(ctx, w.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return w.create(ctx, status, now)
+			return w.create(ctx, dataOf(status, evictions, nil), now)
 		}
 		if err != nil {
 			return err
@@ -228,7 +237,7 @@ func (w *statusWriter) store(ctx context.Context, status string, now time.Time) 
 		next.Annotations = map[string]string{}
 	}
 	maps.Copy(next.Annotations, w.annotations(now))
-	next.Data = map[string]string{StatusConfigMapKey: status}
+	next.Data = dataOf(status, evictions, cm.Data)
 	written, err := cms.Update(ctx, next, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		w.setObject(nil)
@@ -250,11 +259,46 @@ func (w *statusWriter) annotations(now time.Time) map[string]string {
 	return a
 }
 
+// dataOf is the ConfigMap's data: the status, and the evictions (nil:
+// those of before, if any).
+func dataOf(status string, evictions []scaledown.Eviction, before map[string]string) map[string]string {
+	data := map[string]string{StatusConfigMapKey: status}
+	if evictions != nil {
+		data[EvictionsConfigMapKey] = scaledown.EncodeEvictions(evictions)
+	} else if old, ok := before[EvictionsConfigMapKey]; ok {
+		data[EvictionsConfigMapKey] = old
+	}
+	return data
+}
+
+// evictions reads the evictions the status ConfigMap keeps, as tidal
+// starts: none where it writes no status or the ConfigMap is missing.
+// What cannot be read back is in errs: the other evictions are kept.
+func (w *statusWriter) evictions(ctx context.Context) (evs []scaledown.Eviction, errs []error, err error) {
+	if !w.enabled || w.client == nil {
+		return nil, nil, nil
+	}
+	got, err := w.client.CoreV1().ConfigMaps(w.ns).Get(ctx, w.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the status ConfigMap %s/%s: %w", w.ns, w.name, err)
+	}
+	w.setObject(got)
+	raw, ok := got.Data[EvictionsConfigMapKey]
+	if !ok {
+		return nil, nil, nil
+	}
+	evs, errs = scaledown.DecodeEvictions(raw, w.clock.Now())
+	return evs, errs, nil
+}
+
 // create makes the ConfigMap where the installation did not.
-func (w *statusWriter) create(ctx context.Context, status string, now time.Time) error {
+func (w *statusWriter) create(ctx context.Context, data map[string]string, now time.Time) error {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: w.ns, Annotations: w.annotations(now)},
-		Data:       map[string]string{StatusConfigMapKey: status},
+		Data:       data,
 	}
 	written, err := w.client.CoreV1().ConfigMaps(w.ns).Create(ctx, cm, metav1.CreateOptions{})
 	if err != nil {

@@ -172,4 +172,6 @@ type Options struct {
 	DaemonSetEvictionForEmptyNodes    bool
 	MaxBulkSoftTaintCount             int
 	MaxBulkSoftTaintTime              time.Duration
+	// Pacing paces the evictions of scale-down drains.
+	Pacing scaledown.Pacing
 }

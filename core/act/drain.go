@@ -87,35 +87,54 @@ func (a *Live) checkPods(ctx context.Context, r Removal) error {
 // (--max-pod-eviction-time from now, for a scale-down), then waits for
 // them to be gone.
 func (a *Live) drain(ctx context.Context, r Removal, deadline time.Time) error {
-	evicted, errs := a.evictAll(ctx, r.Pods, deadline, nil)
-	a.noteEvictions(evicted)
+	evicted, errs := a.evictAll(ctx, r.Pods, how{deadline: deadline, retry: true, paced: true, record: true})
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	return a.waitGone(ctx, evicted)
 }
 
-// evictAll evicts the pods side by side, each retried while a PDB refuses
-// it until deadline, or until stop is closed (nil: never): what each
-// eviction returned, in the pods' order.
-func (a *Live) evictAll(ctx context.Context, pods []*corev1.Pod, deadline time.Time, stop <-chan struct{}) ([]scaledown.Evicted, []error) {
+// evictAll evicts the pods side by side, as h says: what each eviction
+// returned, in the pods' order. A paced drain evicts at most as many at
+// once as the pacing lets pods wait for a node (the others would only
+// wait), and once it has waited too long for its next eviction it evicts
+// no more.
+func (a *Live) evictAll(ctx context.Context, pods []*corev1.Pod, h how) ([]scaledown.Evicted, []error) {
+	h.paced = h.paced && a.Options.Pacing.Limit > 0
 	evicted := make([]scaledown.Evicted, len(pods))
 	errs := make([]error, len(pods))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	side := len(pods)
+	if h.paced {
+		side = a.Options.Pacing.Limit
+	}
+	turns := make(chan struct{}, max(side, 1))
 	var wg sync.WaitGroup
 	for i, p := range pods {
+		evicted[i].Pod = p
+		select {
+		case turns <- struct{}{}:
+		case <-ctx.Done():
+			errs[i] = fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, context.Cause(ctx))
+			continue
+		}
 		wg.Go(func() {
-			evicted[i].Pod = p
-			evicted[i].At, errs[i] = a.evict(ctx, p, deadline, true, stop)
+			defer func() { <-turns }()
+			evicted[i].At, errs[i] = a.evict(ctx, p, h)
+			if errors.Is(errs[i], errPaceTimeout) {
+				cancel(errs[i])
+			}
 		})
 	}
 	wg.Wait()
 	return evicted, errs
 }
 
-// evict asks the API server to evict p, retrying refusals until deadline
-// when retry is set, or until stop is closed (nil: never). It returns when
-// the eviction was accepted.
-func (a *Live) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, retry bool, stop <-chan struct{}) (time.Time, error) {
+// evict asks the API server to evict p, retrying refusals until
+// h.deadline when h.retry is set, or until h.stop is closed (nil: never),
+// each try paced when h.paced. It returns when the eviction was accepted.
+func (a *Live) evict(ctx context.Context, p *corev1.Pod, h how) (time.Time, error) {
 	grace := int64(a.Options.MaxGracefulTerminationSec)
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < grace {
 		grace = *g
@@ -125,35 +144,52 @@ func (a *Live) evict(ctx context.Context, p *corev1.Pod, deadline time.Time, ret
 		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &p.UID}},
 	}
 	for {
-		err := a.Client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
-		switch {
-		case err == nil:
-			a.Metrics.Evicted("succeeded")
-			a.Events.OnPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
-			return a.Clock.Now(), nil
-		case apierrors.IsNotFound(err):
-			// Gone already: the wait that follows confirms it.
-			return a.Clock.Now(), nil
-		case apierrors.IsConflict(err) && a.presence(ctx, p, a.PodsSynced()) == scaledown.PresenceGone:
-			// The UID precondition failed because the pod was replaced by
-			// another of its name. Any other conflict is no eviction: the
-			// pod is still there, and it is tried again like any error.
-			return a.Clock.Now(), nil
+		if h.paced {
+			if err := a.slot(ctx, p); err != nil {
+				return time.Time{}, err
+			}
+		}
+		at, accepted, err := a.evictOnce(ctx, p, ev)
+		a.settle(p, h, accepted, at)
+		if err == nil {
+			return at, nil
 		}
 		a.Metrics.Evicted("retried")
-		if !retry || !a.Clock.Now().Before(deadline) {
+		if !h.retry || !a.Clock.Now().Before(h.deadline) {
 			a.Metrics.Evicted("failed")
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		select {
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, ctx.Err())
-		case <-stop:
+		case <-h.stop:
 			a.Metrics.Evicted("failed")
 			return time.Time{}, fmt.Errorf("evict pod %s/%s: the node's deadline came: %w", p.Namespace, p.Name, err)
 		case <-a.Clock.After(EvictionRetryInterval):
 		}
 	}
+}
+
+// evictOnce asks for the eviction once: when the pod was evicted or found
+// gone, whether this eviction was accepted (not found gone), or the API
+// server's refusal.
+func (a *Live) evictOnce(ctx context.Context, p *corev1.Pod, ev *policyv1.Eviction) (time.Time, bool, error) {
+	err := a.Client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
+	switch {
+	case err == nil:
+		a.Metrics.Evicted("succeeded")
+		a.Events.OnPod(p, corev1.EventTypeNormal, "ScaleDown", "deleting pod for node scale down")
+		return a.Clock.Now(), true, nil
+	case apierrors.IsNotFound(err):
+		// Gone already: the wait that follows confirms it.
+		return a.Clock.Now(), false, nil
+	case apierrors.IsConflict(err) && a.presence(ctx, p, a.PodsSynced()) == scaledown.PresenceGone:
+		// The UID precondition failed because the pod was replaced by
+		// another of its name. Any other conflict is no eviction: the
+		// pod is still there, and it is tried again like any error.
+		return a.Clock.Now(), false, nil
+	}
+	return time.Time{}, false, err
 }
 
 // waitGone waits, looking every podGonePollInterval, until each evicted pod
@@ -218,7 +254,7 @@ func (a *Live) evictDaemonSetPods(ctx context.Context, r Removal) {
 		if !daemonSetEviction(a.Options).Evicts(p, r.empty()) {
 			continue
 		}
-		if _, err := a.evict(ctx, p, time.Time{}, false, nil); err != nil {
+		if _, err := a.evict(ctx, p, how{}); err != nil {
 			klog.FromContext(ctx).V(2).Info("DaemonSet pod not evicted; the node goes anyway", "pod", klog.KObj(p), "err", err)
 		}
 	}

@@ -2,11 +2,13 @@ package act
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,7 +51,7 @@ func TestEvictionConflictIsNoEvictionWhileThePodStays(t *testing.T) {
 			}
 			a := NewLive(Deps{Client: client, Pods: corelisters.NewPodLister(indexer), PodsSynced: func() bool { return true },
 				Clock: testclock.NewFakeClock(time.Now()), Metrics: telemetry.NewMetrics(prometheus.NewRegistry(), false), Options: Options{MaxGracefulTerminationSec: 60}})
-			_, err := a.evict(context.Background(), pod, time.Now(), false, nil)
+			_, err := a.evict(context.Background(), pod, how{deadline: time.Now()})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("evict: error %v, want an error: %v", err, tt.wantErr)
 			}
@@ -58,21 +60,40 @@ func TestEvictionConflictIsNoEvictionWhileThePodStays(t *testing.T) {
 }
 
 // The drains' evictions are remembered by the evicted pods' controllers
-// (a pod with none, or an eviction that failed, leaves nothing) for an
-// hour, for the hold on the pods they moved.
+// (a pod with none, or one found gone, leaves nothing) for an hour, for
+// the hold on the pods they moved; DaemonSet pods' are not.
 func TestDrainsRememberTheirEvictions(t *testing.T) {
-	clock := testclock.NewFakeClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	a := NewLive(Deps{Client: fake.NewClientset(), Clock: clock, Metrics: telemetry.NewMetrics(prometheus.NewRegistry(), false)})
-	owned := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default",
-		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web", UID: "rs-web", Controller: ptr.To(true)}}}}
+	client := fake.NewClientset()
+	client.PrependReactor("create", "pods", func(act k8stesting.Action) (bool, runtime.Object, error) {
+		if act.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		if name := act.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name; name == "gone" {
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+		}
+		return true, nil, nil
+	})
+	deps := testDeps(t, client)
+	clock := deps.Clock.(*testclock.FakeClock)
+	a := NewLive(deps)
+	owned := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web", UID: "rs-web", Controller: ptr.To(true)}}}}
+	}
 	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "default"}}
-	a.noteEvictions([]scaledown.Evicted{{Pod: owned, At: clock.Now()}, {Pod: bare, At: clock.Now()}, {Pod: owned}})
+	_, errs := a.evictAll(context.Background(), []*corev1.Pod{owned("web-1"), bare, owned("gone")}, how{record: true})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.evict(context.Background(), owned("daemon"), how{}); err != nil {
+		t.Fatal(err)
+	}
 	got := a.Removing().Evictions
 	if len(got) != 1 || got[0].Controller != "rs-web" || !got[0].At.Equal(clock.Now()) {
 		t.Fatalf("evictions %v, want the one of rs-web at %v", got, clock.Now())
 	}
-	clock.Step(evictionMemory + time.Second)
+	clock.Step(scaledown.EvictionMemory + time.Second)
 	if got := a.Removing().Evictions; len(got) != 0 {
-		t.Fatalf("evictions %v after %v, want none", got, evictionMemory)
+		t.Fatalf("evictions %v after %v, want none", got, scaledown.EvictionMemory)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
@@ -36,10 +35,12 @@ type removals struct {
 	// strayTaints are nodes whose ToBeDeleted taint a failed removal could
 	// not take off; the loop tries again every iteration.
 	strayTaints map[string]bool
-	// evictions are the drains' evictions of the last evictionMemory,
+	// evictions are the drains' evictions of the last scaledown.EvictionMemory,
 	// oldest first.
 	evictions []scaledown.Eviction
-	wg        sync.WaitGroup
+	// evicting counts the paced evictions asked for and not answered.
+	evicting int
+	wg       sync.WaitGroup
 }
 
 // Remove starts each removal unless one of the node is under way. life
@@ -82,7 +83,7 @@ func (a *Live) Removing() Removing {
 			out.PerGroup[r.Group.Id()]++
 		}
 	}
-	for len(a.evictions) > 0 && a.Clock.Since(a.evictions[0].At) > evictionMemory {
+	for len(a.evictions) > 0 && a.Clock.Since(a.evictions[0].At) > scaledown.EvictionMemory {
 		a.evictions = a.evictions[1:]
 	}
 	out.Evictions = slices.Clone(a.evictions)
@@ -95,23 +96,6 @@ func (a *Live) Removing() Removing {
 		}
 	}
 	return out
-}
-
-// evictionMemory is how long the drains' evictions are remembered: a
-// scale-down's pods moved are held (scaledown.Input.Evicted) for at most
-// this long after their eviction.
-const evictionMemory = time.Hour
-
-// noteEvictions remembers the evictions of a drain, by the evicted pods'
-// controllers (a pod with none has no replacement to hold).
-func (a *Live) noteEvictions(evicted []scaledown.Evicted) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, e := range evicted {
-		if ref := metav1.GetControllerOfNoCopy(e.Pod); ref != nil && !e.At.IsZero() {
-			a.evictions = append(a.evictions, scaledown.Eviction{Controller: ref.UID, At: e.At})
-		}
-	}
 }
 
 // Wait blocks until every removal has finished or been rolled back.

@@ -145,7 +145,7 @@ func (a *Live) drainUntil(ctx context.Context, r Replacement) error {
 	dueCtx, cancel := a.untilDue(ctx, r.due)
 	defer cancel()
 	until := interrupt.EvictUntil(r.Mark, a.Clock.Now(), a.Options.MaxPodEvictionTime)
-	evicted, errs := a.evictAll(ctx, r.Pods, until, dueCtx.Done())
+	evicted, errs := a.evictAll(ctx, r.Pods, how{deadline: until, retry: true, stop: dueCtx.Done(), record: true})
 	var gone []scaledown.Evicted
 	for i, e := range evicted {
 		if errs[i] == nil {

@@ -114,3 +114,33 @@ func TestFarDeadlineKeepsThePDB(t *testing.T) {
 		t.Errorf("removing %v after the failed replacement, want n1 free to be tried again", n)
 	}
 }
+
+// A node the cloud takes away is drained like a removal: its evictions are
+// remembered by the pods' controllers, so the nodes of the pods it moved
+// are held and later drains are paced by them too.
+func TestInterruptionDrainsRecordTheirEvictions(t *testing.T) {
+	client := fake.NewClientset(node("n1"))
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return a.GetSubresource() == "eviction", nil, nil
+	})
+	deps := testDeps(t, client)
+	deps.Clock = clock.RealClock{}
+	deps.Pods = corelisters.NewPodLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))
+	deps.PodsSynced = func() bool { return true }
+	a := NewLive(deps)
+	pod := webPod("web-1", "n1", time.Now().Add(-time.Hour))
+	g := &writeGroup{}
+	r := Replacement{Removal: Removal{Name: "n1", Node: node("n1"), Group: g, Pods: []*corev1.Pod{pod}}, Write: true,
+		Mark: interrupt.Mark{Kind: cloudprovider.ScheduledChange, Deadline: time.Now().Add(time.Hour), Received: time.Now()}}
+	ctx := context.Background()
+	if failed := a.Replace(ctx, ctx, []Replacement{r}); len(failed) != 0 {
+		t.Fatal(failed)
+	}
+	waitReplaced(t, a, 20*time.Second, "with its pod evicted")
+	if !deleted(g) {
+		t.Fatalf("cloud writes %v: the drained node was not deleted", g.writes)
+	}
+	if got := a.Removing().Evictions; len(got) != 1 || got[0].Controller != "rs-web" {
+		t.Fatalf("evictions %v, want the interruption drain's of rs-web", got)
+	}
+}

@@ -3,8 +3,13 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidal-autoscaler/tidal/core"
 )
 
 // scaleDownWaves runs a group of six 4-CPU nodes with six 0.5-CPU replicas
@@ -16,6 +21,14 @@ import (
 // No pod is evicted twice: a pod moved by the scale-down is never evicted
 // again by it.
 func scaleDownWaves(t *testing.T, prefix string, web int32, flags ...string) {
+	scaleDownWavesRestarted(t, prefix, web, false, flags...)
+}
+
+// scaleDownWavesRestarted is scaleDownWaves; with restart, tidal is
+// stopped once the first node is gone, and another started in its place,
+// which must read back the evictions of the scale-down under way from the
+// status ConfigMap.
+func scaleDownWavesRestarted(t *testing.T, prefix string, web int32, restart bool, flags ...string) {
 	deleteNodesOnCleanup(t, prefix+"-")
 	ns := newNamespace(t)
 	group := prefix + "-a"
@@ -26,8 +39,12 @@ func scaleDownWaves(t *testing.T, prefix string, web int32, flags ...string) {
 	createDeployment(t, spread(deployment(ns, "api", 6, "500m", "512Mi")))
 	waitRunning(t, ns, "api", 6, 60*time.Second)
 	pending := watchPending(t, ns)
-	tl := startTidal(t, append(append(append([]string{}, scaleDownFlags...), "--scale-down-unneeded-time=1s",
-		"--local-node-groups="+writeGroups(t, groups)), flags...)...)
+	args := append(append(append([]string{}, scaleDownFlags...), "--scale-down-unneeded-time=1s",
+		"--local-node-groups="+writeGroups(t, groups)), flags...)
+	tl := startTidal(t, args...)
+	if restart {
+		tl = restartAfterFirstRemoval(t, tl, group, args)
+	}
 	poll(t, 120*time.Second, "the group down to four nodes at most", func(ctx context.Context) (bool, error) {
 		nodes, err := groupNodes(t, ctx, group)
 		return len(nodes) <= 4, err
@@ -48,18 +65,47 @@ func scaleDownWaves(t *testing.T, prefix string, web int32, flags ...string) {
 	if again := pending.DeletedAgain(); again != 0 {
 		t.Fatalf("%d pod(s) evicted again after their replica had moved; want each pod evicted at most once", again)
 	}
-	// The pods Pending at once are a figure, not a bound. A drain starts
-	// only when no pod an earlier drain moved is pending, but as tidal's
-	// informer sees it: on a loaded machine the ReplicaSet controller may
-	// not yet have created the replacement of the last evicted pod, or the
-	// informer not yet delivered it, when the next drain starts, so the
-	// pods of two drains can be pending together; and the drains of one
-	// wave evict at once. A bound would hold only on an idle machine.
+	// The pods Pending at once are a figure, not a bound. A drain evicts
+	// its next pod only once the replacement of the last evicted one is
+	// bound (--max-pending-evicted-pods=1), but as tidal's informer sees
+	// it, and this test watches the pods through another watch, which
+	// may see the binding later; without pacing the drains of one wave
+	// evict at once, and how many of their pods are seen pending follows
+	// how fast the scheduler is on the loaded machine.
+}
+
+// restartAfterFirstRemoval stops tidal once the group has lost a node,
+// checks that the status ConfigMap keeps the scale-down's evictions, and
+// starts another tidal.
+func restartAfterFirstRemoval(t *testing.T, tl *tidal, group string, args []string) *tidal {
+	poll(t, 120*time.Second, "the first node removed", func(ctx context.Context) (bool, error) {
+		nodes, err := groupNodes(t, ctx, group)
+		return len(nodes) <= 5, err
+	})
+	if err := tl.Stop(t); err != nil {
+		t.Fatalf("stop tidal: %v", err)
+	}
+	cm, err := cluster(t).Client.CoreV1().ConfigMaps("kube-system").Get(context.Background(), "tidal-status", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("read the status ConfigMap: %v", err)
+	}
+	if kept := cm.Data[core.EvictionsConfigMapKey]; !strings.Contains(kept, "controller") {
+		t.Fatalf("the status ConfigMap keeps %q under %s after a removal, want its evictions", kept, core.EvictionsConfigMapKey)
+	}
+	return startTidal(t, args...)
 }
 
 func TestScaleDownWavesFindRoomAtOnce(t *testing.T) {
 	parallel(t)
 	scaleDownWaves(t, "wv", 6)
+}
+
+// TestScaleDownUnpacedWavesFindRoomAtOnce is the same with the drains'
+// evictions not paced: each drain evicts all its pods at once, as before
+// --max-pending-evicted-pods, for the figures beside the paced ones.
+func TestScaleDownUnpacedWavesFindRoomAtOnce(t *testing.T) {
+	parallel(t)
+	scaleDownWaves(t, "wvu", 6, "--max-pending-evicted-pods=0")
 }
 
 // TestScaleDownOneDrainAtATimeFindsRoomAtOnce is the same with one drain at
@@ -79,4 +125,13 @@ func TestScaleDownOneDrainAtATimeFindsRoomAtOnce(t *testing.T) {
 func TestScaleDownNeverEvictsAMovedPodAgain(t *testing.T) {
 	parallel(t)
 	scaleDownWaves(t, "wvm", 4, "--max-drain-parallelism=1", "--max-bulk-soft-taint-count=0")
+}
+
+// TestRestartedTidalNeverEvictsAMovedPodAgain is the same with tidal
+// restarted once the first node is gone: the tidal that takes over reads
+// the evictions back from the status ConfigMap and holds the node where
+// the first drain's pod went, as the first would have.
+func TestRestartedTidalNeverEvictsAMovedPodAgain(t *testing.T) {
+	parallel(t)
+	scaleDownWavesRestarted(t, "wvr", 4, true, "--max-drain-parallelism=1", "--max-bulk-soft-taint-count=0")
 }

@@ -1,0 +1,85 @@
+package scaledown
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Pacing paces a drain's evictions so that the pods it moves find room at
+// once: a drain evicts its next pod only while fewer than Limit evicted
+// pods wait for their replacement to be bound to a node
+// (--max-pending-evicted-pods, --pending-evicted-pods-timeout).
+type Pacing struct {
+	// Limit is how many evicted pods may wait for a node at once; 0 or
+	// less: no pacing, a drain evicts all its pods at once.
+	Limit int
+	// Timeout is how long an evicted pod counts as waiting for a node
+	// at most, and how long a drain waits for its next eviction before
+	// it is abandoned.
+	Timeout time.Duration
+}
+
+// PaceStep is what a drain does with its next eviction.
+type PaceStep int
+
+const (
+	// PaceEvict evicts the next pod now.
+	PaceEvict PaceStep = iota
+	// PaceWait waits for an evicted pod's replacement to be bound.
+	PaceWait
+	// PaceGiveUp abandons the drain: it waited Timeout.
+	PaceGiveUp
+)
+
+// Next says whether a drain evicts its next pod now: waiting are the
+// evicted pods whose replacement is not bound yet (Unplaced) plus the
+// evictions asked for and not yet answered, waited how long the drain has
+// waited for this eviction.
+func (p Pacing) Next(waiting int, waited time.Duration) PaceStep {
+	switch {
+	case p.Limit <= 0 || waiting < p.Limit:
+		return PaceEvict
+	case waited >= p.Timeout:
+		return PaceGiveUp
+	default:
+		return PaceWait
+	}
+}
+
+// Unplaced counts the evictions at or after since whose replacement is not
+// bound to a node yet. A controller's pods bound to a node and created
+// since its first eviction (to the second, as creation times are stored)
+// are its replacements, taken by its evictions oldest first; evictions
+// is every eviction remembered, so an older eviction takes its
+// replacement before since drops it. A replacement the controller never
+// creates (it was scaled down) counts until since passes its eviction.
+func Unplaced(evictions []Eviction, pods []*corev1.Pod, since time.Time) int {
+	times := map[types.UID][]time.Time{}
+	for _, e := range evictions {
+		times[e.Controller] = append(times[e.Controller], e.At)
+	}
+	bound := map[types.UID]int{}
+	for _, p := range pods {
+		ref := metav1.GetControllerOfNoCopy(p)
+		if ref == nil || p.Spec.NodeName == "" || len(times[ref.UID]) == 0 {
+			continue
+		}
+		if !p.CreationTimestamp.Time.Before(slices.MinFunc(times[ref.UID], time.Time.Compare).Truncate(time.Second)) {
+			bound[ref.UID]++
+		}
+	}
+	n := 0
+	for uid, ts := range times {
+		slices.SortFunc(ts, time.Time.Compare)
+		for _, at := range ts[min(bound[uid], len(ts)):] {
+			if !at.Before(since) {
+				n++
+			}
+		}
+	}
+	return n
+}
