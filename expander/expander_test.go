@@ -89,6 +89,26 @@ func TestLeastWaste(t *testing.T) {
 	}
 }
 
+// TestLeastWasteSharedPodsIsWasteOfEach checks that least-waste, which sums
+// the requests of a pod offered by several options once, keeps the options
+// the waste of each option alone keeps: options offering the same pods
+// (some of them a subset of the others) on nodes of different shapes.
+func TestLeastWasteSharedPodsIsWasteOfEach(t *testing.T) {
+	shared := append(pods(5, "1500m", "3Gi"), pods(7, "250m", "700Mi")...)
+	shapes := [][2]string{{"4", "8Gi"}, {"8", "16Gi"}, {"16", "32Gi"}, {"8", "64Gi"}, {"2", "4Gi"}}
+	var options []Option
+	for i, sh := range shapes {
+		for n := 1; n <= 4; n++ {
+			offered := shared[i%3:]
+			options = append(options, Option{NodeGroup: sh[0] + "x" + sh[1] + "-" + strings.Repeat("n", n), NodeCount: n, Pods: offered, Template: template(sh[0], sh[1], "a")})
+		}
+	}
+	want := groups(keepBest(options, Waste, lower))
+	if got := groups((leastWaste{}).BestOptions(options, newCtx())); !reflect.DeepEqual(got, want) || len(want) == 0 {
+		t.Fatalf("least-waste kept %v, the waste of each option keeps %v", got, want)
+	}
+}
+
 func TestTopologyBalancePrefersTheSmallestZone(t *testing.T) {
 	ctx := newCtx()
 	ctx.ZoneNodes = map[string]int{"a": 5, "b": 2, "c": 2}

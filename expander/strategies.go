@@ -2,6 +2,8 @@ package expander
 
 import (
 	"math"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // random keeps one option, chosen uniformly.
@@ -32,13 +34,19 @@ type leastWaste struct{}
 func (leastWaste) Name() string { return LeastWasteName }
 
 func (leastWaste) BestOptions(options []Option, _ *Context) []Option {
-	return keepBest(options, Waste, lower)
+	// Options often offer the same pods: each pod's requests are summed
+	// once per choice, not once per option.
+	memo := map[*corev1.Pod]requests{}
+	return keepBest(options, func(o Option) float64 { return waste(o, memo) }, lower)
 }
 
 // Waste is the unused share of cpu plus the unused share of memory of an
 // option's new nodes once its pods run there, computed on node capacity as
 // Cluster Autoscaler does.
-func Waste(o Option) float64 {
+func Waste(o Option) float64 { return waste(o, nil) }
+
+// waste is Waste, the pods' requests kept in memo when it is not nil.
+func waste(o Option, memo map[*corev1.Pod]requests) float64 {
 	if o.Template == nil || o.NodeCount == 0 {
 		return math.Inf(1)
 	}
@@ -50,7 +58,13 @@ func Waste(o Option) float64 {
 	mem := float64(capacity.Memory().Value()) * float64(o.NodeCount)
 	var reqCPU, reqMem float64
 	for _, p := range o.Pods {
-		r := podRequests(p)
+		r, ok := memo[p]
+		if !ok {
+			r = podRequests(p)
+			if memo != nil {
+				memo[p] = r
+			}
+		}
 		reqCPU += float64(r.cpu)
 		reqMem += float64(r.mem)
 	}
