@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -48,7 +49,10 @@ type Decider struct {
 	waiters  *waiters
 	// nominatedTo are the nodes tidal's nominations name.
 	nominatedTo nominatedNodes
-	actuator    act.Actuator
+	// nominating orders the iteration's nomination writes and those of
+	// restoreNomination, which runs outside the iteration.
+	nominating sync.Mutex
+	actuator   act.Actuator
 	// scaleIn is the last scale-in view; launchErrors when the cloud told
 	// of failed launches.
 	scaleIn      *scaleIns

@@ -22,6 +22,10 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 	if !d.opts.NominatePlannedPods {
 		return
 	}
+	// Nominations cleared meanwhile are set again after these writes, from
+	// what they leave standing (restoreNomination).
+	d.nominating.Lock()
+	defer d.nominating.Unlock()
 	in := nominate.Input{Pods: map[types.UID]nominate.Pod{}, Planned: map[types.UID]string{}, Usable: d.nominationTargets(o),
 		Standing: d.mem.nominations, Budget: d.opts.MaxBulkNominations}
 	if plan != nil {
@@ -57,6 +61,34 @@ func (d *Decider) nominate(ctx context.Context, o *observation, plan *scaleup.Pl
 	res.Next.Failed(failed, in.Standing)
 	d.mem.nominations = res.Next
 	d.nominatedTo.set(res.Next)
+}
+
+// restoreRequest is a nomination tidal set that the scheduler cleared.
+type restoreRequest struct {
+	uid             types.UID
+	namespace, name string
+	node            string
+}
+
+// restoreNomination sets again at once the nomination the scheduler
+// cleared from a node still starting, while it is tidal's standing one
+// (nominate.Restore), without waiting for the next decision: until it is
+// set again, the node's room holds nothing for the pod, and a node that
+// becomes ready meanwhile may take other pods in its stead. starting tells
+// whether a node still starts.
+func (d *Decider) restoreNomination(ctx context.Context, r restoreRequest, starting func(*corev1.Node) bool) {
+	d.nominating.Lock()
+	defer d.nominating.Unlock()
+	p, err := d.observer.pods.Pods(r.namespace).Get(r.name)
+	if err != nil || p.UID != r.uid {
+		return
+	}
+	n, err := d.nodes.Get(r.node)
+	c, ok := nominate.Restore(d.mem.nominations, r.uid, nominatedPod(p), r.node, err == nil && starting(n))
+	if !ok {
+		return
+	}
+	d.actuator.Nominate(ctx, nil, []nominate.Change{c})
 }
 
 // clearedNominations maps the pending pods whose nomination tidal set has

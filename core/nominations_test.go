@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -129,5 +130,52 @@ func TestClearedNominationsNameTheirNode(t *testing.T) {
 		if len(got) != len(want) || got["cleared"] != want["cleared"] {
 			t.Errorf("nominations on %v: cleared %v, want %v", on, got, want)
 		}
+	}
+}
+
+// A nomination tidal set that the scheduler cleared is set again at once
+// while its node still starts, and only then: not once the node can take
+// pods (the scheduler tried the pod there), nor when the node is gone, nor
+// for a nomination that is not tidal's.
+func TestClearedNominationIsSetAgainAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		pod      string
+		node     string
+		starting bool
+		want     string
+	}{
+		{"the node still starts", "a", "n1", true, "n1"},
+		{"the node can take pods", "a", "n1", false, ""},
+		{"the node is gone", "a", "n9", true, ""},
+		{"not tidal's nomination", "b", "n1", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: tc.pod, Namespace: "ns", UID: types.UID(tc.pod)},
+				Status: corev1.PodStatus{Phase: corev1.PodPending}}
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+			client := fake.NewClientset(pod, node)
+			pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			nodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+			if err := errors.Join(pods.Add(pod), nodes.Add(node)); err != nil {
+				t.Fatal(err)
+			}
+			clock := testclock.NewFakeClock(time.Unix(1_800_000_000, 0))
+			d := &Decider{opts: Options{NominatePlannedPods: true}, observer: &observer{pods: corelisters.NewPodLister(pods)},
+				nodes: corelisters.NewNodeLister(nodes),
+				actuator: act.NewLive(act.Deps{Client: client, Clock: clock, Metrics: telemetry.NewMetrics(prometheus.NewRegistry(), false),
+					Events: telemetry.NewEvents(record.NewFakeRecorder(10), clock, false, nil)})}
+			d.mem.nominations = nominate.State{"a": {Namespace: "ns", Name: "a", Node: tc.node}}
+			d.restoreNomination(ctx, restoreRequest{uid: pod.UID, namespace: "ns", name: tc.pod, node: tc.node},
+				func(*corev1.Node) bool { return tc.starting })
+			got, err := client.CoreV1().Pods("ns").Get(ctx, tc.pod, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.NominatedNodeName != tc.want {
+				t.Fatalf("nominated to %q after the restore, want %q", got.Status.NominatedNodeName, tc.want)
+			}
+		})
 	}
 }

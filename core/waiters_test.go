@@ -167,9 +167,10 @@ func TestLoopWakesWhenANominatedNodeGoes(t *testing.T) {
 }
 
 // The loop decides again when an unschedulable pod loses the nomination
-// tidal gave it, and not when it loses another's.
+// tidal gave it, and queues it to be set again at once, and does neither
+// when it loses another's.
 func TestLoopWakesWhenTidalsNominationIsCleared(t *testing.T) {
-	l := &NodeLoop{trigger: make(chan struct{}, 1), d: &Decider{waiters: newWaiters()}}
+	l := &NodeLoop{trigger: make(chan struct{}, 1), restores: make(chan restoreRequest, 2), d: &Decider{waiters: newWaiters()}}
 	l.d.nominatedTo.set(nominate.State{"a": {Namespace: "ns", Name: "a", Node: "n1"}})
 	pods := l.unschedulableHandler()
 	for _, tc := range []struct {
@@ -181,6 +182,9 @@ func TestLoopWakesWhenTidalsNominationIsCleared(t *testing.T) {
 		pods.OnUpdate(nominated, unschedulable(waiterPods("a")[0], "0/3 nodes are available"))
 		if woke := triggered(l); woke != tc.wake {
 			t.Fatalf("nomination to %s cleared: woke %v, want %v", tc.node, woke, tc.wake)
+		}
+		if queued := len(l.restores) == 1; queued != tc.wake {
+			t.Fatalf("nomination to %s cleared: queued to be set again %v, want %v", tc.node, queued, tc.wake)
 		}
 	}
 }

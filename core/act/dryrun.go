@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -28,6 +29,9 @@ const (
 // dryRun remembers which decisions the last iteration recorded, so that a
 // decision standing for many iterations (nothing acts on it) counts once.
 type dryRun struct {
+	// mu guards standing and current: nominations the scheduler cleared
+	// are noted outside the iteration.
+	mu sync.Mutex
 	// standing are the decisions of the last iteration, current those of
 	// this one; a decision is new when standing lacks it.
 	standing, current map[string]bool
@@ -42,6 +46,8 @@ func newDryRun() *dryRun {
 
 // begin starts an iteration's bookkeeping.
 func (d *dryRun) begin() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.current, d.growth = map[string]bool{}, map[string]int{}
 }
 
@@ -49,6 +55,8 @@ func (d *dryRun) begin() {
 // that decided nothing (it failed, or stood aside) keeps them: a decision
 // is new again only after an iteration that decided without it.
 func (d *dryRun) end(decided bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if decided {
 		d.standing = d.current
 	}
@@ -56,6 +64,8 @@ func (d *dryRun) end(decided bool) {
 
 // note records a decision under key and reports whether it is new.
 func (d *dryRun) note(key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.current[key] = true
 	return !d.standing[key]
 }
@@ -168,7 +178,11 @@ func (a *DryRun) Removing() Removing { return Removing{PerGroup: map[string]int{
 func (a *DryRun) Wait() {}
 
 // dryRunStanding lists the decisions standing, for tests and the log.
-func (d *dryRun) standingKeys() []string { return slices.Sorted(maps.Keys(d.standing)) }
+func (d *dryRun) standingKeys() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Sorted(maps.Keys(d.standing))
+}
 
 // Standing lists the decisions standing, for tests and the log.
 func (a *DryRun) Standing() []string { return a.dry.standingKeys() }

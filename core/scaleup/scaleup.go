@@ -423,6 +423,7 @@ func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming
 		size[i] = estimator.Size(estimator.Work{Check: r.check}, coming[0].Node())
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
+	coming = d.vacantFirst(coming)
 	for _, i := range order {
 		r := &remaining[i]
 		gc, err := c.CatchUp(ctx, r.check, d.placed[r.since:])
@@ -437,6 +438,36 @@ func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming
 		r.pods, r.check, r.since = unplaced, gc, len(d.placed)
 	}
 	return slices.DeleteFunc(remaining, func(r pending) bool { return len(r.pods) == 0 }), nil
+}
+
+// vacantFirst orders the upcoming copies for the fill: first those of
+// registered nodes still starting that hold no pod but their template's
+// (none nominated to them, none placed back there), then the others, each
+// part in its order. The scheduler binds a pod nominated to a starting
+// node elsewhere when another node becomes ready first with room for it:
+// a starting node whose pods all went so would end empty while pods wait
+// for the room on other nodes; filled first, it takes them.
+func (d *decision) vacantFirst(coming []fwk.NodeInfo) []fwk.NodeInfo {
+	vacant := func(ni fwk.NodeInfo) bool {
+		name := ni.Node().Name
+		if d.starting[name] == "" {
+			return false
+		}
+		g := d.groupByID(d.upcoming[name])
+		return g != nil && len(ni.GetPods()) <= len(g.Template.Pods)
+	}
+	out := make([]fwk.NodeInfo, 0, len(coming))
+	for _, ni := range coming {
+		if vacant(ni) {
+			out = append(out, ni)
+		}
+	}
+	for _, ni := range coming {
+		if !vacant(ni) {
+			out = append(out, ni)
+		}
+	}
+	return out
 }
 
 // filtered records pods the filter placed: on a ready node, or awaiting an

@@ -138,3 +138,47 @@ func TestClearedNominationsGoBackToTheirNode(t *testing.T) {
 		})
 	}
 }
+
+// A registered node still starting that holds no pod (those nominated to
+// it went to other nodes) takes the pods waiting before the room left on
+// the other starting nodes, so that it does not end empty: 2 starting nodes
+// of 4 CPU, each holding the pods nominated to it, a third node requested
+// and not yet registered, and a pod of 1.5 CPU pending.
+func TestVacantStartingNodesAreFilledFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		held   []string // CPU nominated to g-1 and to g-2 ("": none)
+		wantOn string   // node the pending pod awaits ("": an unregistered one)
+	}{
+		{"the vacant node first", []string{"2500m", ""}, "g-2"},
+		{"both hold pods: first fit", []string{"2500m", "1"}, "g-1"},
+		{"both vacant: first fit", []string{"", ""}, "g-1"},
+		{"the first vacant", []string{"", "2500m"}, "g-1"},
+		{"both full: the requested node", []string{"3500m", "3500m"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			g := c.group("g", "4", "16Gi", "a", 3, 3)
+			g.Upcoming, g.Starting = 3, []string{"g-1", "g-2"}
+			for i, name := range g.Starting {
+				c.node(name, "4", "16Gi", "a")
+				if tc.held[i] == "" {
+					continue
+				}
+				held := c.pod("held", tc.held[i], "1Gi")
+				held.Status.NominatedNodeName = name
+				pi, _ := framework.NewPodInfo(held)
+				if err := c.snap.AddPod(pi, name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.pend(1, "web", "1500m", "1Gi", nil)
+			plan := c.decide("least-waste", func(in *Input) { in.NotReady = map[string]bool{"g-1": true, "g-2": true} })
+			uid := c.pending[0].UID
+			if plan.Awaiting[uid] != "g" || plan.AwaitingOn[uid] != tc.wantOn || len(plan.ScaleUps) != 0 {
+				t.Fatalf("the pod awaits group %q, node %q, scale-ups %+v: want group g, node %q, none",
+					plan.Awaiting[uid], plan.AwaitingOn[uid], plan.ScaleUps, tc.wantOn)
+			}
+		})
+	}
+}

@@ -139,12 +139,14 @@ func podNodes(t *testing.T, ns string) map[string]string {
 // binds each pod to the node it was nominated to: 2 nodes, none asked for
 // again, where the scheduler alone fills the first node with the small
 // pods and needs a third node (measured with --nominate-planned-pods=false).
+// On a loaded machine the scheduler may clear a pod's nomination and bind
+// it elsewhere before tidal sets it again; such a pod, seen cleared by a
+// watch, may cost one node more, and nothing else is allowed.
 func TestNominatedPodsBindToTheirPlannedNodes(t *testing.T) {
 	parallel(t)
-	ns, tl, nominated := nominatedMix(t, "nb", 5, scaleUpFlags)
+	ns, tl, nominated, h := nominatedMix(t, "nb", 5, scaleUpFlags)
 	releaseNodes(t, ns, "nb")
-	assertBoundAsNominated(t, ns, nominated)
-	assertRequested(t, tl, "nb", 2, 2)
+	assertRequested(t, tl, "nb", 2, 2, assertBoundAsNominated(t, ns, nominated, h))
 }
 
 // nominatedMix runs tidal with flags on a group of its own (named group)
@@ -153,11 +155,12 @@ func TestNominatedPodsBindToTheirPlannedNodes(t *testing.T) {
 // Nominations are on by default: tidal reads the embedded API server's
 // version (v1.36.3 as the Makefile's ldflags set it) and finds it 1.35 or
 // later.
-func nominatedMix(t *testing.T, group string, maxSize int, flags []string) (string, *tidal, map[string]string) {
+func nominatedMix(t *testing.T, group string, maxSize int, flags []string) (string, *tidal, map[string]string, *nominationHistory) {
 	t.Helper()
 	groups := nominationGroups(t, group, maxSize)
 	ns := newNamespace(t)
 	testenv.DumpOnFailure(t, cluster(t).Client, ns, group+"-")
+	h := watchNominations(t, ns)
 	mixedPods(t, ns)
 	tl := startTidal(t, append(flags, "--local-node-groups="+groups)...)
 	nominated := waitNominated(t, ns, group+"-", 4)
@@ -170,32 +173,49 @@ func nominatedMix(t *testing.T, group string, maxSize int, flags []string) (stri
 			t.Fatalf("node %s has pods %v nominated, want 2 nodes each with a big and a small pod: %v", node, pods, nominated)
 		}
 	}
-	return ns, tl, nominated
+	return ns, tl, nominated, h
 }
 
 // assertBoundAsNominated waits until the 4 pods run and checks that each
-// is bound to the node it was nominated to.
-func assertBoundAsNominated(t *testing.T, ns string, nominated map[string]string) {
+// is bound to the node it was nominated to, and returns how many the
+// scheduler bound elsewhere after clearing their nomination: it clears the
+// nomination of a pod it tries while the pod's node still starts (each
+// node event makes it try every waiting pod), and a node that becomes ready
+// before tidal has set it again may take the pod. tidal shortens that gap
+// but cannot close it. A pod bound elsewhere while tidal's nomination stood
+// fails the test: the scheduler tries the nominated node first, so the plan
+// did not fit there.
+func assertBoundAsNominated(t *testing.T, ns string, nominated map[string]string, h *nominationHistory) int {
 	t.Helper()
 	waitRunning(t, ns, "small", 2, 60*time.Second)
 	waitRunning(t, ns, "big", 2, 60*time.Second)
 	bound := podNodes(t, ns)
+	displaced := 0
 	for pod, node := range nominated {
-		if bound[pod] != node {
-			t.Errorf("pod %s bound to %s, nominated to %s", pod, bound[pod], node)
+		switch {
+		case bound[pod] == node:
+		case h.clearedBeforeBinding(pod, bound[pod]):
+			t.Logf("pod %s bound to %s, planned on %s: the scheduler had cleared its nomination", pod, bound[pod], node)
+			displaced++
+		default:
+			t.Errorf("pod %s bound to %s, nominated to %s; pods seen:%s", pod, bound[pod], node, h)
 		}
 	}
+	return displaced
 }
 
-// assertRequested checks the group's nodes and how many tidal asked for.
-func assertRequested(t *testing.T, tl *tidal, group string, nodes int, requested float64) {
+// assertRequested checks the group's nodes and how many tidal asked for:
+// nodes and requested, or up to one more for each pod the scheduler
+// displaced from the plan (assertBoundAsNominated).
+func assertRequested(t *testing.T, tl *tidal, group string, nodes int, requested float64, displaced int) {
 	t.Helper()
 	got, err := metricValue(tl.Address, fmt.Sprintf(`tidal_scaled_up_nodes_total{node_group=%q}`, group))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := nodeCount(t, group); n != nodes || got != requested {
-		t.Fatalf("group %s has %d nodes, %v were requested: want %d and %v", group, n, got, nodes, requested)
+	n := nodeCount(t, group)
+	if n < nodes || n > nodes+displaced || got < requested || got > requested+float64(displaced) {
+		t.Fatalf("group %s has %d nodes, %v were requested: want %d and %v (up to %d more, pods displaced)", group, n, got, nodes, requested, displaced)
 	}
 }
 
@@ -217,7 +237,7 @@ func setNomination(t *testing.T, ns, name, node string) {
 // to the same node, while the plan stands; no node is asked for the pod.
 func TestClearedNominationIsRestored(t *testing.T) {
 	parallel(t)
-	ns, tl, nominated := nominatedMix(t, "nr", 5, scaleUpFlags)
+	ns, tl, nominated, h := nominatedMix(t, "nr", 5, scaleUpFlags)
 	var big string
 	for pod := range nominated {
 		if strings.HasPrefix(pod, "big") {
@@ -233,8 +253,7 @@ func TestClearedNominationIsRestored(t *testing.T) {
 		t.Fatalf("pod %s nominated again to %s, want %s (the only node with room for it)", big, got[big], nominated[big])
 	}
 	releaseNodes(t, ns, "nr")
-	assertBoundAsNominated(t, ns, nominated)
-	assertRequested(t, tl, "nr", 2, 2)
+	assertRequested(t, tl, "nr", 2, 2, assertBoundAsNominated(t, ns, nominated, h))
 }
 
 // TestPodsOfANodeGoneBeforeBindingGetAnotherNode: one of the 2 planned
@@ -245,7 +264,7 @@ func TestClearedNominationIsRestored(t *testing.T) {
 // it was nominated to last; 3 nodes were asked for in all.
 func TestPodsOfANodeGoneBeforeBindingGetAnotherNode(t *testing.T) {
 	parallel(t)
-	ns, tl, nominated := nominatedMix(t, "ng", 5, wakeOnlyFlags)
+	ns, tl, nominated, h := nominatedMix(t, "ng", 5, wakeOnlyFlags)
 	gone := someNode(nominated)
 	if err := cluster(t).Client.CoreV1().Nodes().Delete(context.Background(), gone, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete node %s: %v", gone, err)
@@ -273,8 +292,7 @@ func TestPodsOfANodeGoneBeforeBindingGetAnotherNode(t *testing.T) {
 		return true, nil
 	})
 	releaseNodes(t, ns, "ng")
-	assertBoundAsNominated(t, ns, nominated)
-	assertRequested(t, tl, "ng", 2, 3)
+	assertRequested(t, tl, "ng", 2, 3, assertBoundAsNominated(t, ns, nominated, h))
 }
 
 // TestWithdrawnPlanClearsItsNominations: one of the 2 planned nodes, still
@@ -286,7 +304,7 @@ func TestPodsOfANodeGoneBeforeBindingGetAnotherNode(t *testing.T) {
 // event makes it try the pods; tidal must then not set them again.)
 func TestWithdrawnPlanClearsItsNominations(t *testing.T) {
 	parallel(t)
-	ns, tl, nominated := nominatedMix(t, "nw", 2, scaleUpFlags)
+	ns, tl, nominated, _ := nominatedMix(t, "nw", 2, scaleUpFlags)
 	marked := someNode(nominated)
 	updateNode(t, marked, func(n *corev1.Node) {
 		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: scaledown.ToBeDeletedTaint, Value: "1700000000", Effect: corev1.TaintEffectNoSchedule})

@@ -143,6 +143,9 @@ func runRealMix(t testing.TB, seed uint64, mode mixMode) mixFigure {
 	tl := testenv.StartTidal(context.Background(), t, cluster(t).KubeconfigPath, flags...)
 	fig := settleMix(t, cs, tl, ns, run)
 	fig.optimum = opt
+	if fig.empty > 0 || fig.nodes > opt {
+		logMixNodes(t, cs, ns, run)
+	}
 	stop()
 	<-done
 	if err := tl.Stop(t); err != nil {
@@ -313,4 +316,31 @@ func BenchmarkRealSchedulerRandomMixes(b *testing.B) {
 			b.ReportMetric(float64(tot.empty), "empty-nodes")
 		})
 	}
+}
+
+// logMixNodes logs each node of the run, when it was created and the pods
+// bound to it (with their requests): which pods a node above the optimum or
+// an empty one was planned for is read from there and tidal's log.
+func logMixNodes(t testing.TB, cs kubernetes.Interface, ns, run string) {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Logf("list the pods of %s: %v", ns, err)
+		return
+	}
+	nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: realMixRunLabel + "=" + run})
+	if err != nil {
+		t.Logf("list the nodes of %s: %v", run, err)
+		return
+	}
+	on := map[string][]string{}
+	for _, p := range pods.Items {
+		r := p.Spec.Containers[0].Resources.Requests
+		on[p.Spec.NodeName] = append(on[p.Spec.NodeName], fmt.Sprintf("%s(%s,%s)", p.Name, r.Cpu(), r.Memory()))
+	}
+	var b strings.Builder
+	for _, n := range nodes.Items {
+		fmt.Fprintf(&b, "\n  %s created %s: %v", n.Name, n.CreationTimestamp.Format("15:04:05"), on[n.Name])
+	}
+	t.Logf("%s: nodes and their pods:%s", run, b.String())
 }

@@ -14,7 +14,7 @@ import (
 // and none that no node group can help it, and all run on the 2 nodes.
 func TestPodsAwaitingTheirNodesAreToldOnlyOfTheScaleUp(t *testing.T) {
 	parallel(t)
-	ns, tl, _ := nominatedMix(t, "ev", 2, []string{"--scan-interval=1s", "--leader-elect=false"})
+	ns, tl, _, _ := nominatedMix(t, "ev", 2, []string{"--scan-interval=1s", "--leader-elect=false"})
 	decisions := func() float64 {
 		t.Helper()
 		n, err := metricValue(tl.Address, `tidal_function_duration_seconds_count{function="main"}`)
