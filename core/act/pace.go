@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
@@ -42,7 +45,10 @@ func (a *Live) slot(ctx context.Context, p *corev1.Pod) error {
 	pacing := a.Options.Pacing
 	start := a.Clock.Now()
 	for {
-		pods, err := a.Pods.List(labels.Everything())
+		a.mu.Lock()
+		namespaces := slices.Sorted(maps.Values(a.evictedIn))
+		a.mu.Unlock()
+		pods, err := a.podsIn(namespaces)
 		if err != nil {
 			return fmt.Errorf("read pods to pace the drain: %w", err)
 		}
@@ -90,5 +96,38 @@ func (a *Live) settle(p *corev1.Pod, h how, accepted bool, at time.Time) {
 	}
 	if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
 		a.evictions = append(a.evictions, scaledown.Eviction{Controller: ref.UID, At: at})
+		if a.evictedIn == nil {
+			a.evictedIn = map[types.UID]string{}
+		}
+		a.evictedIn[ref.UID] = p.Namespace
 	}
+}
+
+// podsIn lists the pods of the namespaces (sorted, possibly repeated) from
+// the informer: a paced drain's replacements are in its evicted pods'
+// namespaces, and listing every pod of a big cluster at each look would
+// cost in proportion to the cluster.
+func (a *Live) podsIn(namespaces []string) ([]*corev1.Pod, error) {
+	var pods []*corev1.Pod
+	for i, ns := range namespaces {
+		if i > 0 && ns == namespaces[i-1] {
+			continue
+		}
+		in, err := a.Pods.Pods(ns).List(labels.Everything())
+		if err != nil {
+			return nil, fmt.Errorf("list pods of namespace %s: %w", ns, err)
+		}
+		pods = append(pods, in...)
+	}
+	return pods, nil
+}
+
+// forgetNamespaces drops the namespaces of controllers no eviction
+// remembers any more; a.mu is held.
+func (a *removals) forgetNamespaces() {
+	kept := map[types.UID]bool{}
+	for _, e := range a.evictions {
+		kept[e.Controller] = true
+	}
+	maps.DeleteFunc(a.evictedIn, func(uid types.UID, _ string) bool { return !kept[uid] })
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
@@ -38,6 +39,9 @@ type removals struct {
 	// evictions are the drains' evictions of the last scaledown.EvictionMemory,
 	// oldest first.
 	evictions []scaledown.Eviction
+	// evictedIn is the namespace of each controller of evictions: the
+	// pacing reads only those namespaces' pods.
+	evictedIn map[types.UID]string
 	// evicting counts the paced evictions asked for and not answered.
 	evicting int
 	wg       sync.WaitGroup
@@ -83,8 +87,11 @@ func (a *Live) Removing() Removing {
 			out.PerGroup[r.Group.Id()]++
 		}
 	}
-	for len(a.evictions) > 0 && a.Clock.Since(a.evictions[0].At) > scaledown.EvictionMemory {
-		a.evictions = a.evictions[1:]
+	if n := len(a.evictions); n > 0 && a.Clock.Since(a.evictions[0].At) > scaledown.EvictionMemory {
+		for len(a.evictions) > 0 && a.Clock.Since(a.evictions[0].At) > scaledown.EvictionMemory {
+			a.evictions = a.evictions[1:]
+		}
+		a.forgetNamespaces()
 	}
 	out.Evictions = slices.Clone(a.evictions)
 	for name, r := range a.inProgress {
