@@ -60,7 +60,7 @@ func DecodeEvictions(raw string, now time.Time) ([]Eviction, []error) {
 		case s.At.After(now.Add(maxClockSkew)):
 			errs = append(errs, fmt.Errorf("eviction %d (controller %s): at %s, later than now", i, s.Controller, s.At.Format(time.RFC3339)))
 		case now.Sub(s.At) <= EvictionMemory:
-			out = append(out, Eviction{Controller: s.Controller, At: s.At})
+			out = append(out, Eviction(s))
 		}
 	}
 	return out, errs
