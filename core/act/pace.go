@@ -54,7 +54,7 @@ func (a *Live) slot(ctx context.Context, p *corev1.Pod) error {
 		}
 		a.mu.Lock()
 		now := a.Clock.Now()
-		waiting := scaledown.Unplaced(a.evictions, pods, now.Add(-pacing.Timeout)) + a.evicting
+		waiting := scaledown.Unplaced(a.evictions, pods, now.Add(-pacing.Timeout), now) + a.evicting
 		from := start
 		if n := len(a.evictions); n > 0 && a.evictions[n-1].At.After(from) {
 			from = a.evictions[n-1].At

@@ -79,7 +79,8 @@ func webPod(name, node string, created time.Time) *corev1.Pod {
 
 // A paced drain (limit 1) evicts its next pod only once the replacement
 // of the last is bound to a node; a replacement that is never bound stops
-// holding it back after the timeout.
+// holding it back after the timeout. (One never made holds it back for
+// scaledown.ReplacementGrace only: TestUnplaced.)
 func TestPacedDrainEvictsOnceTheLastPodFoundANode(t *testing.T) {
 	d := newPacedDrain(t, scaledown.Pacing{Limit: 1, Timeout: time.Minute})
 	start := d.clock.Now()
@@ -109,9 +110,13 @@ func TestPacedDrainEvictsOnceTheLastPodFoundANode(t *testing.T) {
 	}
 	d.clock.Step(pacePollInterval)
 	d.waitFor(t, 2)
-	// The second's replacement never comes: the drain waits up to the
-	// timeout from that eviction, not for ever.
-	d.clock.Step(time.Minute - time.Second)
+	// The second's replacement is made but never bound: the drain waits up
+	// to the timeout from that eviction, not for ever.
+	d.clock.Step(time.Second)
+	if err := d.indexer.Add(webPod("web-new2", "", d.clock.Now())); err != nil {
+		t.Fatal(err)
+	}
+	d.clock.Step(time.Minute - 2*time.Second)
 	d.waitFor(t, 2)
 	d.clock.Step(2 * time.Second)
 	select {

@@ -50,33 +50,43 @@ func (p Pacing) Next(waiting int, waited time.Duration) PaceStep {
 	}
 }
 
+// ReplacementGrace is how long an evicted pod whose controller has made no
+// new pod since counts as waiting for a node: a controller creates the
+// replacement within seconds, and one that has not by then (it was scaled
+// down, or deleted) will not, so its eviction holds no drain back.
+const ReplacementGrace = 10 * time.Second
+
 // Unplaced counts the evictions at or after since whose replacement is not
-// bound to a node yet. A controller's pods bound to a node and created
-// since its first eviction (to the second, as creation times are stored)
-// are its replacements, taken by its evictions oldest first; evictions
-// is every eviction remembered, so an older eviction takes its
-// replacement before since drops it. A replacement the controller never
-// creates (it was scaled down) counts until since passes its eviction.
-func Unplaced(evictions []Eviction, pods []*corev1.Pod, since time.Time) int {
+// bound to a node yet: a pod of the controller created since its first
+// eviction (to the second, as creation times are stored) that waits for a
+// node, or none yet within ReplacementGrace of the eviction before now. A
+// controller's new pods are taken by its evictions oldest first, the bound
+// ones before those waiting; evictions is every eviction remembered, so an
+// older eviction takes its replacement before since drops it.
+func Unplaced(evictions []Eviction, pods []*corev1.Pod, since, now time.Time) int {
 	times := map[types.UID][]time.Time{}
 	for _, e := range evictions {
 		times[e.Controller] = append(times[e.Controller], e.At)
 	}
-	bound := map[types.UID]int{}
+	bound, waiting := map[types.UID]int{}, map[types.UID]int{}
 	for _, p := range pods {
 		ref := metav1.GetControllerOfNoCopy(p)
-		if ref == nil || p.Spec.NodeName == "" || len(times[ref.UID]) == 0 {
+		if ref == nil || p.DeletionTimestamp != nil || len(times[ref.UID]) == 0 ||
+			p.CreationTimestamp.Time.Before(slices.MinFunc(times[ref.UID], time.Time.Compare).Truncate(time.Second)) {
 			continue
 		}
-		if !p.CreationTimestamp.Time.Before(slices.MinFunc(times[ref.UID], time.Time.Compare).Truncate(time.Second)) {
+		if p.Spec.NodeName != "" {
 			bound[ref.UID]++
+		} else {
+			waiting[ref.UID]++
 		}
 	}
 	n := 0
 	for uid, ts := range times {
 		slices.SortFunc(ts, time.Time.Compare)
-		for _, at := range ts[min(bound[uid], len(ts)):] {
-			if !at.Before(since) {
+		for i, at := range ts[min(bound[uid], len(ts)):] {
+			hasReplacement := i < waiting[uid]
+			if !at.Before(since) && (hasReplacement || now.Sub(at) < ReplacementGrace) {
 				n++
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tidal-autoscaler/tidal/simulator/simtest"
@@ -38,7 +39,8 @@ func TestPacingNext(t *testing.T) {
 }
 
 // An evicted pod waits for a node until a pod of its controller created
-// since is bound; pods as the API server stores them, in any order.
+// since is bound, or, when its controller made none, for ReplacementGrace;
+// pods as the API server stores them, in any order.
 func TestUnplaced(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 6))
 	pod := func(uid, node string, created time.Duration) *corev1.Pod {
@@ -47,12 +49,17 @@ func TestUnplaced(t *testing.T) {
 		p.Spec.NodeName = node
 		return p
 	}
+	terminating := func(p *corev1.Pod) *corev1.Pod {
+		p.DeletionTimestamp = &metav1.Time{Time: now.Add(3 * time.Second)}
+		return p
+	}
 	evictedAt := now.Add(700 * time.Millisecond)
 	for _, tc := range []struct {
 		name      string
 		evictions []Eviction
 		pods      []*corev1.Pod
 		since     time.Time
+		later     time.Duration // after evictedAt; a second if 0
 		want      int
 	}{
 		{name: "no eviction", pods: []*corev1.Pod{pod("rs-web", "", time.Second)}, want: 0},
@@ -74,13 +81,23 @@ func TestUnplaced(t *testing.T) {
 			pods: []*corev1.Pod{pod("rs-web", "", 2*time.Second)}, since: evictedAt.Add(time.Millisecond), want: 0},
 		{name: "an older eviction takes its replacement first", evictions: []Eviction{{"rs-web", evictedAt.Add(-time.Minute)}, {"rs-web", evictedAt}},
 			pods: []*corev1.Pod{pod("rs-web", "n2", -50*time.Second)}, since: evictedAt.Add(-time.Second), want: 1},
+		{name: "no replacement within the grace: its controller was scaled down", evictions: []Eviction{{"rs-web", evictedAt}},
+			pods: []*corev1.Pod{pod("rs-web", "n1", -time.Hour)}, later: ReplacementGrace, want: 0},
+		{name: "replacement pending long after the eviction", evictions: []Eviction{{"rs-web", evictedAt}},
+			pods: []*corev1.Pod{pod("rs-web", "", 2*time.Second)}, later: time.Minute, want: 1},
+		{name: "a terminating pod is no replacement", evictions: []Eviction{{"rs-web", evictedAt}},
+			pods: []*corev1.Pod{terminating(pod("rs-web", "", 2*time.Second))}, later: time.Minute, want: 0},
 		{name: "more bound than evicted", evictions: []Eviction{{"rs-web", evictedAt}},
 			pods: []*corev1.Pod{pod("rs-web", "n2", 2*time.Second), pod("rs-web", "n3", 2*time.Second)}, want: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 3 {
 				simtest.Shuffle(r, tc.pods)
-				if got := Unplaced(tc.evictions, tc.pods, tc.since); got != tc.want {
+				later := tc.later
+				if later == 0 {
+					later = time.Second
+				}
+				if got := Unplaced(tc.evictions, tc.pods, tc.since, evictedAt.Add(later)); got != tc.want {
 					t.Fatalf("unplaced %d, want %d", got, tc.want)
 				}
 			}
