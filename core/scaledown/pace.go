@@ -68,11 +68,14 @@ func Unplaced(evictions []Eviction, pods []*corev1.Pod, since, now time.Time) in
 	for _, e := range evictions {
 		times[e.Controller] = append(times[e.Controller], e.At)
 	}
+	for _, ts := range times {
+		slices.SortFunc(ts, time.Time.Compare)
+	}
 	bound, waiting := map[types.UID]int{}, map[types.UID]int{}
 	for _, p := range pods {
 		ref := metav1.GetControllerOfNoCopy(p)
 		if ref == nil || p.DeletionTimestamp != nil || len(times[ref.UID]) == 0 ||
-			p.CreationTimestamp.Time.Before(slices.MinFunc(times[ref.UID], time.Time.Compare).Truncate(time.Second)) {
+			p.CreationTimestamp.Time.Before(times[ref.UID][0].Truncate(time.Second)) {
 			continue
 		}
 		if p.Spec.NodeName != "" {
@@ -83,7 +86,6 @@ func Unplaced(evictions []Eviction, pods []*corev1.Pod, since, now time.Time) in
 	}
 	n := 0
 	for uid, ts := range times {
-		slices.SortFunc(ts, time.Time.Compare)
 		for i, at := range ts[min(bound[uid], len(ts)):] {
 			hasReplacement := i < waiting[uid]
 			if !at.Before(since) && (hasReplacement || now.Sub(at) < ReplacementGrace) {
