@@ -60,7 +60,7 @@ type NodeLoop struct {
 	urgent  chan struct{}
 	// restores are the nominations the scheduler cleared, to be set again
 	// at once (Decider.restoreNomination).
-	restores     chan restoreRequest
+	restores     restores
 	lastActivity atomic.Int64
 	// lastSuccess is when an iteration last ended without an error.
 	lastSuccess atomic.Int64
@@ -79,7 +79,7 @@ func NewNodeLoop(ctx context.Context, cfg Config) (*NodeLoop, error) {
 		return nil, err
 	}
 	l := &NodeLoop{opts: d.opts, clock: cfg.Clock, metrics: cfg.Metrics, d: d,
-		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), restores: make(chan restoreRequest, restoreQueue)}
+		trigger: make(chan struct{}, 1), urgent: make(chan struct{}, 1), restores: make(restores, restoreQueue)}
 	l.lastActivity.Store(cfg.Clock.Now().UnixNano())
 	l.lastSuccess.Store(cfg.Clock.Now().UnixNano())
 	pods := cfg.Factory.Core().V1().Pods()
@@ -165,39 +165,12 @@ func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
 			}
 			cleared := nominationCleared(o, n) && l.d.nominatedTo.has(o.Status.NominatedNodeName)
 			if cleared {
-				l.restore(restoreRequest{uid: n.UID, namespace: n.Namespace, name: n.Name, node: o.Status.NominatedNodeName})
+				l.restores.queue(restoreRequest{uid: n.UID, namespace: n.Namespace, name: n.Name, node: o.Status.NominatedNodeName})
 			}
 			if !IsUnschedulable(o) || scheduledChanged(o, n) && l.d.waiters.unschedulableAgain(n.UID) || cleared {
 				l.Trigger()
 			}
 		},
-	}
-}
-
-// restoreQueue bounds the cleared nominations waiting to be set again; one
-// that does not fit is left to the decision its clearing triggers.
-const restoreQueue = 1024
-
-// restore queues a cleared nomination to be set again, unless the queue
-// is full.
-func (l *NodeLoop) restore(r restoreRequest) {
-	select {
-	case l.restores <- r:
-	default:
-	}
-}
-
-// restoreNominations sets again the cleared nominations queued, one after
-// another, until ctx ends.
-func (l *NodeLoop) restoreNominations(ctx context.Context) {
-	starting := func(n *corev1.Node) bool { return !l.opts.Taints.Observe(n).Ready && !beingDeleted(n) }
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case r := <-l.restores:
-			l.d.restoreNomination(ctx, r, starting)
-		}
 	}
 }
 
@@ -300,7 +273,9 @@ func (l *NodeLoop) Run(ctx context.Context) {
 			}
 		})
 	})
-	queue.Go(func() { l.restoreNominations(ctx) })
+	queue.Go(func() {
+		l.restores.run(ctx, l.d, func(n *corev1.Node) bool { return !l.opts.Taints.Observe(n).Ready && !beingDeleted(n) })
+	})
 	timer := l.clock.NewTimer(0)
 	defer timer.Stop()
 	taintsLeft := true

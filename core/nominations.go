@@ -70,6 +70,35 @@ type restoreRequest struct {
 	node            string
 }
 
+// restoreQueue bounds the cleared nominations waiting to be set again; one
+// that does not fit is left to the decision its clearing triggers.
+const restoreQueue = 1024
+
+// restores queues the cleared nominations to be set again at once, outside
+// the iteration.
+type restores chan restoreRequest
+
+// queue adds a cleared nomination, unless the queue is full.
+func (q restores) queue(r restoreRequest) {
+	select {
+	case q <- r:
+	default:
+	}
+}
+
+// run sets again the cleared nominations queued, one after another, until
+// ctx ends; starting tells whether a node still starts.
+func (q restores) run(ctx context.Context, d *Decider, starting func(*corev1.Node) bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-q:
+			d.restoreNomination(ctx, r, starting)
+		}
+	}
+}
+
 // restoreNomination sets again at once the nomination the scheduler
 // cleared from a node still starting, while it is tidal's standing one
 // (nominate.Restore), without waiting for the next decision: until it is
