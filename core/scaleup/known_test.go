@@ -90,3 +90,51 @@ func describeUps(p *Plan) string {
 	}
 	return b.String()
 }
+
+// A zone whose nodes are ready takes its second spread pod only once the
+// other zones' upcoming nodes have theirs: the filter places it there after
+// filling the upcoming copies, and nothing more is asked for. 8 pods of 1.5
+// CPU (2 per 4-CPU node, maxSkew 1, minDomains 3) were planned as zones of
+// 1, 2 and 2 nodes; here part of those nodes are ready (empty), the others
+// upcoming, some registered and still starting. The CI run that found this
+// saw zone a's node ready first and a sixth node asked for.
+func TestSpreadPodsFitReadyNodesOnceUpcomingZonesTakeTheirs(t *testing.T) {
+	for _, readyA := range []bool{false, true} {
+		for _, startingC := range []bool{false, true} {
+			for readyB := range 3 {
+				t.Run(fmt.Sprintf("zone a ready %v, zone c starting %v, zone b ready %d", readyA, startingC, readyB), func(t *testing.T) {
+					c := newCluster(t)
+					notReady := map[string]bool{}
+					if a := c.group("sp-a", "4", "16Gi", "zone-a", 1, 6); readyA {
+						c.node("sp-a-0", "4", "16Gi", "zone-a")
+					} else {
+						a.Upcoming = 1
+					}
+					c.group("sp-b", "4", "16Gi", "zone-b", 2, 6).Upcoming = 2 - readyB
+					for i := range readyB {
+						c.node(fmt.Sprintf("sp-b-%d", i), "4", "16Gi", "zone-b")
+					}
+					gc := c.group("sp-c", "4", "16Gi", "zone-c", 2, 6)
+					gc.Upcoming = 2
+					if startingC {
+						gc.Starting = []string{"sp-c-0", "sp-c-1"}
+						for _, name := range gc.Starting {
+							c.node(name, "4", "16Gi", "zone-c")
+							notReady[name] = true
+						}
+					}
+					spread := zoneSpread("web")
+					c.pend(8, "web", "1500m", "1Gi", func(p *corev1.Pod) {
+						spread(p)
+						p.Spec.TopologySpreadConstraints[0].MinDomains = ptr.To[int32](3)
+					})
+					plan := c.decide("least-waste", func(in *Input) { in.NotReady = notReady })
+					if len(plan.ScaleUps) != 0 || plan.FitExisting != 8 {
+						t.Fatalf("nodes added %v, %d pods fit ready or upcoming nodes: want none added and 8 fitting (awaiting %v)",
+							nodesAdded(plan), plan.FitExisting, plan.Awaiting)
+					}
+				})
+			}
+		}
+	}
+}

@@ -393,7 +393,7 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 			return nil, err
 		}
 	}
-	return d.fillUpcoming(ctx, remaining, coming)
+	return d.fillUpcoming(ctx, remaining, coming, nodes)
 }
 
 // fillUpcoming places pods the ready nodes left on the upcoming nodes'
@@ -401,8 +401,10 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 // the estimates packed those nodes when they were asked for): in the
 // groups' order, small pods tried first would spread over the copies and
 // take the room an earlier plan kept for large ones, and each decision
-// would ask for nodes again.
-func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming []fwk.NodeInfo) ([]pending, error) {
+// would ask for nodes again. Pods the copies took may then let others onto
+// nodes that refused them (settleStateful); ready, when set, indexes the ready
+// nodes.
+func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming []fwk.NodeInfo, ready *simulator.NodeIndex) ([]pending, error) {
 	if len(coming) == 0 || len(remaining) == 0 || passed(d.filterDeadline) {
 		return remaining, nil
 	}
@@ -424,6 +426,7 @@ func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
 	coming = d.vacantFirst(coming)
+	before := len(d.placed)
 	for _, i := range order {
 		r := &remaining[i]
 		gc, err := c.CatchUp(ctx, r.check, d.placed[r.since:])
@@ -437,7 +440,51 @@ func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming
 		d.filtered(placed)
 		r.pods, r.check, r.since = unplaced, gc, len(d.placed)
 	}
+	if len(d.placed) > before {
+		if err := d.settleStateful(ctx, remaining, ready, coming); err != nil {
+			return nil, err
+		}
+	}
 	return slices.DeleteFunc(remaining, func(r pending) bool { return len(r.pods) == 0 }), nil
+}
+
+// settleStateful places the pods of groups whose fit depends on where other pods
+// are (a zone spread's skew, a pod affinity's match) on the nodes that
+// refused them before the upcoming copies took pods: a zone's ready node
+// takes its second spread pod only once the other zones' upcoming nodes
+// have theirs. Ready nodes (ready, when set) first, as the scheduler will
+// place them, then the copies; until nothing more moves.
+func (d *decision) settleStateful(ctx context.Context, remaining []pending, ready *simulator.NodeIndex, coming []fwk.NodeInfo) error {
+	c := d.in.Checker
+	for moved := true; moved; {
+		moved = false
+		for i := range remaining {
+			r := &remaining[i]
+			if len(r.pods) == 0 || !r.check.Stateful() {
+				continue
+			}
+			gc, err := c.CatchUp(ctx, r.check, d.placed[r.since:])
+			if err != nil {
+				return err
+			}
+			left := r.pods
+			if ready != nil {
+				var placed []simulator.Placed
+				if placed, left, err = c.PlaceGroupIndexed(ctx, gc, left, ready); err != nil {
+					return err
+				}
+				d.filtered(placed)
+			}
+			placed, unplaced, err := c.PlaceGroup(ctx, gc, left, coming)
+			if err != nil {
+				return err
+			}
+			d.filtered(placed)
+			moved = moved || len(unplaced) < len(r.pods)
+			r.pods, r.check, r.since = unplaced, gc, len(d.placed)
+		}
+	}
+	return nil
 }
 
 // vacantFirst orders the upcoming copies for the fill: first those of

@@ -50,7 +50,7 @@ func (d *decision) stable(ctx context.Context, p *packing) (bool, error) {
 			remaining = append(remaining, pending{group: group, pods: group.Pods, check: gc})
 		}
 	}
-	left, err := next.fillUpcoming(ctx, remaining, coming)
+	left, err := next.fillUpcoming(ctx, remaining, coming, nil)
 	if err != nil {
 		return false, err
 	}
