@@ -2,10 +2,12 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -16,15 +18,41 @@ import (
 // takes a second on an idle machine and much longer on a busy one.
 const etcdReadyTimeout = 2 * time.Minute
 
+// freePortAttempts bounds the starts of etcd on ports found free, each
+// of which another process may have taken in the meantime.
+const freePortAttempts = 5
+
 // startEtcd runs an embedded etcd on loopback ports (free ones where a
 // port is 0), storing its data under dir. It returns the client URL and a
 // function that stops it.
 func startEtcd(ctx context.Context, dir string, clientPort, peerPort int) (string, func(), error) {
-	clientURL, err := loopbackURL(clientPort)
+	return startEtcdPicking(ctx, dir, clientPort, peerPort, freePort)
+}
+
+// startEtcdPicking is startEtcd with the free ports chosen by pick. etcd
+// takes addresses, not listeners, so a port found free is let go before
+// etcd binds it and another process may take it in between: a start that
+// finds a port it picked taken is made again on newly picked ones (its
+// data directory is untouched, as etcd binds its ports before it opens
+// its data). A taken pinned port is an error at once.
+func startEtcdPicking(ctx context.Context, dir string, clientPort, peerPort int, pick func() (int, error)) (string, func(), error) {
+	for attempt := 1; ; attempt++ {
+		url, stop, err := startEtcdOnce(ctx, dir, clientPort, peerPort, pick)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || (clientPort != 0 && peerPort != 0) {
+			return url, stop, err
+		}
+		if attempt == freePortAttempts {
+			return "", nil, fmt.Errorf("%d starts on free ports found them taken: %w", attempt, err)
+		}
+	}
+}
+
+func startEtcdOnce(ctx context.Context, dir string, clientPort, peerPort int, pick func() (int, error)) (string, func(), error) {
+	clientURL, err := loopbackURL(clientPort, pick)
 	if err != nil {
 		return "", nil, err
 	}
-	peerURL, err := loopbackURL(peerPort)
+	peerURL, err := loopbackURL(peerPort, pick)
 	if err != nil {
 		return "", nil, err
 	}
@@ -58,17 +86,18 @@ func startEtcd(ctx context.Context, dir string, clientPort, peerPort int) (strin
 	return clientURL.String(), e.Close, nil
 }
 
-// loopbackURL is http://127.0.0.1:port, on a free port when port is 0.
-func loopbackURL(port int) (*url.URL, error) {
+// loopbackURL is http://127.0.0.1:port, on a port from pick when port is 0.
+func loopbackURL(port int, pick func() (int, error)) (*url.URL, error) {
 	if port == 0 {
 		var err error
-		if port, err = freePort(); err != nil {
+		if port, err = pick(); err != nil {
 			return nil, err
 		}
 	}
 	return &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", port)}, nil
 }
 
+// freePort is a loopback port that was free a moment ago.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
