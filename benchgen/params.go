@@ -92,7 +92,7 @@ func (p Params) Validate() error {
 	check(p.G >= 1 && p.K >= 1 && p.Apps >= 1, "G, K and Apps must be at least 1")
 	check(int64(p.N)*int64(p.M) <= math.MaxInt32 && p.P <= math.MaxInt32,
 		"N*M and P must fit in an int32 (ReplicaSet replicas)")
-	check(p.G < maxKeyItem && p.N < maxKeyItem, "N and G must be below 2^40")
+	check(int64(p.G) < maxKeyItem && int64(p.N) < maxKeyItem, "N and G must be below 2^40")
 	check(p.UnderPct >= 0 && p.UnderPct <= 100, "UnderPct must be within 0..100")
 	check(p.UnderMin >= 0 && p.UnderMin <= p.UnderMax, "need 0 <= UnderMin <= UnderMax")
 	check(p.BusyMin >= 0 && p.BusyMin <= p.BusyMax, "need 0 <= BusyMin <= BusyMax")
