@@ -46,7 +46,7 @@ func (l labelNodes) add(k nsValue, ni *framework.NodeInfo, n int32) {
 	}
 }
 
-// key returns the index of key, indexing every pod of the snapshot the
+// labelKey returns the index of key, indexing every pod of the snapshot the
 // first time.
 func (s *Snapshot) labelKey(key string) labelNodes {
 	if l, ok := s.labels[key]; ok {
