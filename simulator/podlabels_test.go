@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 
 	"github.com/tidal-autoscaler/tidal/simulator/factorylisters"
@@ -324,4 +327,65 @@ func TestAffinityPreFilterReadsOnlyTheNodesItsTermsSelect(t *testing.T) {
 			narrowedChecks, fewer, refused)
 	}
 	t.Logf("%d checks narrowed, %d to fewer than every node, %d with nodes refused by pod affinity", narrowedChecks, fewer, refused)
+}
+
+// TestScopeOfATerm: where the pods a term may select are looked for, by
+// its selector's operators and its namespaces.
+func TestScopeOfATerm(t *testing.T) {
+	sel := func(reqs ...metav1.LabelSelectorRequirement) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchExpressions: reqs}
+	}
+	req := func(op metav1.LabelSelectorOperator, key string, values ...string) metav1.LabelSelectorRequirement {
+		return metav1.LabelSelectorRequirement{Key: key, Operator: op, Values: values}
+	}
+	cases := []struct {
+		name string
+		term corev1.PodAffinityTerm
+		// want is "namespaces key=values", "none" or "" for every node.
+		want string
+	}{
+		{"match labels, the pod's namespace", corev1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+			"[ns] app=[web]"},
+		{"In, named namespaces", corev1.PodAffinityTerm{LabelSelector: sel(req(metav1.LabelSelectorOpIn, "app", "web", "db")), Namespaces: []string{"a", "b"}},
+			"[a b] app=[db web]"},
+		{"Exists: any value", corev1.PodAffinityTerm{LabelSelector: sel(req(metav1.LabelSelectorOpExists, "tier"))}, "[ns] tier=*"},
+		{"a value requirement wins over Exists", corev1.PodAffinityTerm{LabelSelector: sel(req(metav1.LabelSelectorOpExists, "tier"), req(metav1.LabelSelectorOpIn, "app", "web"))},
+			"[ns] app=[web]"},
+		{"empty namespace selector: any namespace", corev1.PodAffinityTerm{LabelSelector: sel(req(metav1.LabelSelectorOpIn, "app", "web")),
+			NamespaceSelector: &metav1.LabelSelector{}}, "* app=[web]"},
+		{"namespace selector and names: any namespace", corev1.PodAffinityTerm{LabelSelector: sel(req(metav1.LabelSelectorOpIn, "app", "web")),
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}, Namespaces: []string{"a"}}, "* app=[web]"},
+		{"NotIn only: every node", corev1.PodAffinityTerm{LabelSelector: sel(req(metav1.LabelSelectorOpNotIn, "app", "web"))}, ""},
+		{"DoesNotExist only: every node", corev1.PodAffinityTerm{LabelSelector: sel(req(metav1.LabelSelectorOpDoesNotExist, "app"))}, ""},
+		{"empty selector: every node", corev1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{}}, ""},
+		{"no selector: no pod", corev1.PodAffinityTerm{}, "none"},
+	}
+	pod := testPod("web", "1")
+	for _, tc := range cases {
+		terms, err := fwk.GetAffinityTerms(pod, []corev1.PodAffinityTerm{tc.term})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, ok := scopeOf(terms[0])
+		got := ""
+		switch {
+		case ok && sc.none:
+			got = "none"
+		case ok:
+			ns := "*"
+			if sc.namespaces != nil {
+				ns = fmt.Sprint(sets.List(sc.namespaces))
+			}
+			values := "*"
+			if sc.values != nil {
+				sorted := slices.Clone(sc.values)
+				slices.Sort(sorted)
+				values = fmt.Sprint(sorted)
+			}
+			got = fmt.Sprintf("%s %s=%s", ns, sc.key, values)
+		}
+		if got != tc.want {
+			t.Errorf("%s: scope %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }
