@@ -26,6 +26,9 @@ type Checker struct {
 	fw       framework.Framework
 	snapshot *Snapshot
 	listers  Listers
+	// lister is what the framework lists nodes from; nil, the snapshot
+	// itself.
+	lister *pluginLister
 }
 
 // disabledPlugins are left out of the simulation; see Checker.
@@ -37,6 +40,16 @@ var disabledPlugins = []string{names.DynamicResources}
 // only use one to bind (volumes, pods), which a simulation never does, so
 // a check cannot write to the cluster.
 func NewChecker(ctx context.Context, snapshot *Snapshot, listers Listers) (*Checker, error) {
+	return newChecker(ctx, snapshot, listers, newPluginLister(snapshot))
+}
+
+// newChecker is NewChecker with the framework listing nodes from lister,
+// or from the snapshot itself when lister is nil.
+func newChecker(ctx context.Context, snapshot *Snapshot, listers Listers, lister *pluginLister) (*Checker, error) {
+	var shared fwk.SharedLister = snapshot
+	if lister != nil {
+		shared = lister
+	}
 	if listers == nil {
 		listers = newEmptyListers()
 	}
@@ -52,14 +65,14 @@ func NewChecker(ctx context.Context, snapshot *Snapshot, listers Listers) (*Chec
 		return slices.Contains(disabledPlugins, p.Name)
 	})
 	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), &profile,
-		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithSnapshotSharedLister(shared),
 		frameworkruntime.WithInformerFactory(listers.Informers()),
 		frameworkruntime.WithParallelism(1),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler framework: %w", err)
 	}
-	return &Checker{fw: fw, snapshot: snapshot, listers: listers}, nil
+	return &Checker{fw: fw, snapshot: snapshot, listers: listers, lister: lister}, nil
 }
 
 // Snapshot is the snapshot the checker reads.
@@ -106,6 +119,10 @@ func (c *Checker) Refresh(ctx context.Context, pc *PodCheck) { c.refresh(ctx, pc
 
 func (c *Checker) refresh(ctx context.Context, pc *PodCheck) {
 	pc.state = framework.NewCycleState()
+	if c.lister != nil {
+		c.lister.narrow(pc.Pod)
+		defer c.lister.widen()
+	}
 	result, status, _ := c.fw.RunPreFilterPlugins(ctx, pc.state, pc.Pod)
 	pc.result, pc.Status = result, nil
 	if !status.IsSuccess() {

@@ -11,6 +11,9 @@
 // evaluated when some pod uses it: the InterPodAffinity plugin skips itself
 // otherwise, and CatchUp brings a group's affinity and spread state up to
 // date incrementally instead of running PreFilter over every pod again.
+// A pod's own required affinity terms are matched only against the pods on
+// the nodes that hold pods they may select, found in an index of the
+// snapshot's pods by the label keys the terms ask for.
 //
 // What the plugins read besides the snapshot (namespaces, volumes, storage
 // classes, CSI objects) comes through Listers, with a version that changes

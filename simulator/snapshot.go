@@ -30,6 +30,8 @@ type Snapshot struct {
 	affinityValid    bool
 
 	pvcUsers map[string]int
+	// labels indexes the pods by the label keys affinity terms ask for.
+	labels podLabels
 
 	undo  []undoEntry
 	marks []int
@@ -59,7 +61,7 @@ var _ fwk.SharedLister = (*Snapshot)(nil)
 
 // NewSnapshot returns an empty snapshot.
 func NewSnapshot() *Snapshot {
-	return &Snapshot{index: map[string]int{}, pvcUsers: map[string]int{}}
+	return &Snapshot{index: map[string]int{}, pvcUsers: map[string]int{}, labels: podLabels{}}
 }
 
 // NodeInfo returns the named node's info, or nil.
@@ -98,7 +100,7 @@ func (s *Snapshot) RemoveNode(name string) error {
 	ni := s.infos[i].(*framework.NodeInfo)
 	s.detach(i)
 	for _, p := range ni.Pods {
-		s.trackPod(p, -1)
+		s.trackPod(p, ni, -1)
 	}
 	s.log(undoEntry{kind: undoRemoveNode, node: ni, index: i})
 	return nil
@@ -133,7 +135,7 @@ func (s *Snapshot) AddPod(pi fwk.PodInfo, nodeName string) error {
 	}
 	ni := s.infos[i].(*framework.NodeInfo)
 	ni.AddPodInfo(pi)
-	s.trackPod(pi, 1)
+	s.trackPod(pi, ni, 1)
 	s.log(undoEntry{kind: undoAddPod, node: ni, pod: pi})
 	return nil
 }
@@ -157,14 +159,16 @@ func (s *Snapshot) RemovePod(pod *corev1.Pod, nodeName string) error {
 	if err := ni.RemovePod(klog.Background(), pod); err != nil {
 		return err
 	}
-	s.trackPod(pi, -1)
+	s.trackPod(pi, ni, -1)
 	s.log(undoEntry{kind: undoRemovePod, node: ni, pod: pi})
 	return nil
 }
 
-// trackPod keeps the PVC users and the affinity caches in step.
-func (s *Snapshot) trackPod(pi fwk.PodInfo, sign int) {
+// trackPod keeps the PVC users, the affinity caches and the label index
+// in step with pi added to (sign 1) or removed from ni.
+func (s *Snapshot) trackPod(pi fwk.PodInfo, ni *framework.NodeInfo, sign int) {
 	pod := pi.GetPod()
+	s.labels.track(pod, ni, sign)
 	if a := pod.Spec.Affinity; a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
 		s.affinityValid = false
 	}
@@ -244,14 +248,14 @@ func (s *Snapshot) reverse(e undoEntry) {
 	case undoRemoveNode:
 		s.attach(e.node, e.index)
 		for _, p := range e.node.Pods {
-			s.trackPod(p, 1)
+			s.trackPod(p, e.node, 1)
 		}
 	case undoAddPod:
 		_ = e.node.RemovePod(klog.Background(), e.pod.GetPod())
-		s.trackPod(e.pod, -1)
+		s.trackPod(e.pod, e.node, -1)
 	case undoRemovePod:
 		e.node.AddPodInfo(e.pod)
-		s.trackPod(e.pod, 1)
+		s.trackPod(e.pod, e.node, 1)
 	}
 }
 

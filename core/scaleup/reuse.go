@@ -58,6 +58,10 @@ type Reuse struct {
 	// checks are the pod groups' base checks, by group key (see
 	// checkGroup).
 	checks map[string]*simulator.BaseCheck
+	// unkept marks the Reuse handed to a decision whose caller keeps none
+	// (Decide): nothing is compared with the nodes' fingerprints then, so
+	// the nodes are not fingerprinted.
+	unkept bool
 }
 
 // nodeList is the ready nodes at the start of a filter, in the order the
@@ -103,15 +107,18 @@ type filterReuse struct {
 	// uniqueHosts is true when no two nodes of the snapshot share a
 	// hostname label: anti-affinity per hostname is then per node.
 	uniqueHosts bool
+	// unkept tells that the next Reuse is not kept (see Reuse.unkept).
+	unkept bool
 }
 
 // newFilterReuse compares the ready nodes with prev's; starting names
 // those the decision took nominated pods from (see fingerprint).
 func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, starting map[string]bool) *filterReuse {
+	unkept := prev.unkept
 	if prev.checker != c || prev.listers != c.ListerVersion() {
 		prev = Reuse{}
 	}
-	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}}
+	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}, unkept: unkept}
 	r.next = Reuse{checker: c, listers: c.ListerVersion(), hashes: make(map[*corev1.Node]uint64, len(ready)),
 		pods: make(simulator.PodsMemo, len(ready)), checks: map[string]*simulator.BaseCheck{}}
 	r.uniqueHosts = uniqueHostnames(c.Snapshot().Infos())
@@ -123,6 +130,12 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, star
 	for i, ni := range ready {
 		name := ni.Node().Name
 		r.next.nodes.names[i], r.next.nodes.at[name] = name, i
+		if unkept {
+			// The last decision's nodes are none, and no next one
+			// compares with these: every node is new.
+			r.changed[name] = true
+			continue
+		}
 		r.next.nodes.prints[i] = r.fingerprint(ni, starting[name])
 		j, ok := prev.nodes.at[name]
 		if !ok || prev.nodes.prints[j] != r.next.nodes.prints[i] {
@@ -172,6 +185,9 @@ func (r *filterReuse) clearedOn(placed []simulator.Placed, upcoming map[string]s
 // memo of their pods' hashes takes on. The upcoming nodes' copies are
 // gone.
 func (r *filterReuse) settled(snap *simulator.Snapshot) Reuse {
+	if r.unkept {
+		return Reuse{}
+	}
 	r.next.pods.Settle(snap)
 	return r.next
 }

@@ -197,7 +197,7 @@ func (p *Plan) Helped() map[types.UID]string {
 // to it. A decision out of time still scales up for what it decided: at
 // least one pod group is filtered and one round of estimates is made.
 func Decide(ctx context.Context, in Input) (*Plan, error) {
-	plan, _, err := DecideFrom(ctx, in, Reuse{})
+	plan, _, err := DecideFrom(ctx, in, Reuse{unkept: true})
 	return plan, err
 }
 
