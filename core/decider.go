@@ -219,6 +219,7 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	if err != nil {
 		return report, err
 	}
+	d.cancelStarting(ctx, obs, report)
 	d.replacementReady(obs, report.plan, marks)
 	renewed = d.renew(ctx, obs, report.plan, expired)
 	return report, d.scaleDown(ctx, obs, report)
