@@ -11,6 +11,7 @@ import (
 	"github.com/tidal-autoscaler/tidal/core/act"
 	"github.com/tidal-autoscaler/tidal/core/clusterstate"
 	"github.com/tidal-autoscaler/tidal/core/scaledown"
+	"github.com/tidal-autoscaler/tidal/core/scaleup"
 )
 
 // starting names the group's registered nodes still starting (counted as
@@ -79,54 +80,98 @@ func beingDeleted(n *corev1.Node) bool {
 		slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == scaledown.ToBeDeletedTaint })
 }
 
-// cancelStarting removes the starting nodes no plan needs any more: the
-// scheduler bound the pods planned for them on other nodes while they
-// started, and they would come up empty (scaledown.UnneededStarting
-// decides; the actuator removes them as it removes empty nodes: the
-// ToBeDeleted taint first, the node's pods read again from the API server,
-// bound and nominated, then the cloud deletes it). Only after a scale-up
-// decision made in this iteration without error.
-func (d *Decider) cancelStarting(ctx context.Context, o *observation, report *Iteration) {
-	if !d.opts.ScaleDown.Enabled || !d.opts.ScaleDown.StartingEnabled {
+// removeUnusedNew removes the new nodes no plan needs: the scheduler bound
+// the pods planned for them on other nodes while they started, and they
+// would wait empty for scale-down (scaledown.UnusedNewNodes decides; the
+// actuator removes them as it removes empty nodes: the ToBeDeleted taint
+// first, the node's pods read again from the API server, bound and
+// nominated, then the cloud deletes it). unsettled says why this
+// iteration's scale-up decision cannot tell which nodes its pods need (""
+// when it can): nothing goes then, and the new nodes are still followed.
+func (d *Decider) removeUnusedNew(ctx context.Context, o *observation, report *Iteration, unsettled string) {
+	if !d.opts.ScaleDown.Enabled || !d.opts.ScaleDown.UnusedNewNodesEnabled {
+		d.mem.unused = nil
 		return
 	}
-	in := scaledown.StartingInput{Groups: map[string]scaledown.StartingGroup{}, Unsettled: unsettled(report)}
-	planned := map[string]bool{}
-	if report.plan != nil {
-		for _, node := range report.plan.AwaitingOn {
-			planned[node] = true
-		}
+	if unsettled == "" {
+		unsettled = unsettledPlan(report)
 	}
+	in := scaledown.UnusedInput{Groups: map[string]scaledown.NewNodeGroup{}, Unused: d.mem.unused, Unsettled: unsettled,
+		Nodes: d.newNodes(o, plannedNodes(report.plan))}
 	for _, g := range o.groups {
 		id := g.group.Id()
 		minSize, _ := d.sched.effectiveSize(g)
-		in.Groups[id] = scaledown.StartingGroup{Target: g.target, Min: minSize,
+		in.Groups[id] = scaledown.NewNodeGroup{Target: g.target, Min: minSize,
 			Held: d.sched.triggeredWithin(id, o.now, d.opts.groupOptions(o, id).MaxNodeProvisionTime)}
-		for _, name := range o.starting(d.state.Group(id)) {
-			in.Nodes = append(in.Nodes, scaledown.StartingNode{Name: name, Group: id,
-				Pods: occupants(o.snapshot.NodeInfo(name)), Planned: planned[name]})
-		}
 	}
-	dec := scaledown.UnneededStarting(in)
+	dec := scaledown.UnusedNewNodes(in)
+	d.mem.unused = dec.Unused
 	logger := klog.FromContext(ctx)
 	for name, why := range dec.Kept {
-		logger.V(4).Info("Starting node with no pod stays", "node", name, "reason", why)
+		logger.V(4).Info("New node with no pod stays", "node", name, "reason", why)
 	}
-	if len(dec.Cancel) == 0 {
+	if len(dec.Remove) == 0 {
 		return
 	}
 	nodes := nodesByName(o.nodes)
-	removals := make([]act.Removal, 0, len(dec.Cancel))
-	for _, n := range dec.Cancel {
-		logger.Info("Removing a starting node no plan needs: the pods planned for it went to other nodes", "node", n.Name, "nodeGroup", n.Group)
+	removals := make([]act.Removal, 0, len(dec.Remove))
+	for _, n := range dec.Remove {
+		logger.Info("Removing a new node no plan needs: the pods planned for it went to other nodes while it started",
+			"node", n.Name, "nodeGroup", n.Group, "ready", n.Ready)
 		removals = append(removals, act.Removal{Name: n.Name, Node: nodes[n.Name], Group: o.group(n.Group).group, Kind: scaledown.KindEmpty})
 	}
 	d.actuator.Remove(d.lifetime, removals)
 }
 
-// unsettled says why this iteration's scale-up decision cannot tell which
-// starting nodes the pending pods need ("" when it can).
-func unsettled(report *Iteration) string {
+// newNodes are the groups' starting nodes and the ready ones tidal saw
+// starting and unused since (d.mem.unused), none being removed, with their
+// pods and whether planned holds pods for them.
+func (d *Decider) newNodes(o *observation, planned map[string]bool) []scaledown.NewNode {
+	var out []scaledown.NewNode
+	add := func(name, group string, ready bool) {
+		ni := o.snapshot.NodeInfo(name)
+		if ni == nil || ni.Node() == nil || beingDeleted(ni.Node()) {
+			return
+		}
+		n := scaledown.NewNode{Name: name, Group: group, Ready: ready, Planned: planned[name]}
+		n.Bound, n.Nominated = occupants(ni)
+		if why, off := scaledown.Disabled(ni.Node()); off {
+			n.Held = why
+		}
+		out = append(out, n)
+	}
+	for _, g := range o.groups {
+		for _, name := range o.starting(d.state.Group(g.group.Id())) {
+			add(name, g.group.Id(), false)
+		}
+	}
+	for name := range d.mem.unused {
+		if obs, ok := o.observed[name]; ok && obs.Ready && o.groupOfNode[name] != "" {
+			add(name, o.groupOfNode[name], true)
+		}
+	}
+	return out
+}
+
+// plannedNodes are the nodes the scale-up plan placed pending pods on:
+// ready ones and starting ones.
+func plannedNodes(plan *scaleup.Plan) map[string]bool {
+	out := map[string]bool{}
+	if plan == nil {
+		return out
+	}
+	for _, node := range plan.AwaitingOn {
+		out[node] = true
+	}
+	for _, pl := range plan.OnExisting {
+		out[pl.Node] = true
+	}
+	return out
+}
+
+// unsettledPlan says why this iteration's scale-up decision cannot tell
+// which new nodes the pending pods need ("" when it can).
+func unsettledPlan(report *Iteration) string {
 	switch {
 	case report.young > 0:
 		return "pods younger than --new-pod-scale-up-delay wait for a scale-up decision"
@@ -136,14 +181,18 @@ func unsettled(report *Iteration) string {
 	return ""
 }
 
-// occupants counts the pods bound or nominated to a node, DaemonSet and
-// mirror pods aside.
-func occupants(ni *framework.NodeInfo) int {
-	n := 0
+// occupants counts the pods bound to a node and the pending pods
+// nominated to it, DaemonSet and mirror pods aside.
+func occupants(ni *framework.NodeInfo) (bound, nominated int) {
 	for _, pi := range ni.GetPods() {
-		if p := pi.GetPod(); !scaledown.IsDaemonSetPod(p) && !scaledown.IsMirror(p) {
-			n++
+		p := pi.GetPod()
+		switch {
+		case scaledown.IsDaemonSetPod(p) || scaledown.IsMirror(p):
+		case p.Spec.NodeName != "":
+			bound++
+		default:
+			nominated++
 		}
 	}
-	return n
+	return bound, nominated
 }

@@ -102,8 +102,8 @@ var (
 
 // mixFigure is what a run settled on: the exact optimum, the nodes the
 // groups have once every pod runs, those of them no pod of the mix runs
-// on, and the nodes tidal asked for and removed again (starting nodes no
-// plan needed any more, --scale-down-starting-enabled): asked for, they
+// on, and the nodes tidal asked for and removed again (new nodes no plan
+// needed any more, --scale-down-unused-new-nodes-enabled): asked for, they
 // are not free, and are counted apart.
 type mixFigure struct{ optimum, nodes, empty, removed int }
 
@@ -297,7 +297,7 @@ func runRealMixes(t testing.TB, seeds []uint64, mode mixMode) mixFigure {
 	var tot mixFigure
 	for _, seed := range seeds {
 		fig := runRealMix(t, seed, mode)
-		t.Logf("%s, seed %d: optimum %d nodes, %d used, %d empty, %d asked for and removed while starting", mode.name, seed, fig.optimum, fig.nodes, fig.empty, fig.removed)
+		t.Logf("%s, seed %d: optimum %d nodes, %d used, %d empty, %d asked for and removed unused", mode.name, seed, fig.optimum, fig.nodes, fig.empty, fig.removed)
 		tot.add(fig)
 	}
 	return tot
@@ -307,7 +307,7 @@ func runRealMixes(t testing.TB, seeds []uint64, mode mixMode) mixFigure {
 // scheduler (make bench BENCH=BenchmarkRealSchedulerRandomMixes
 // PKG=./test/integration BENCHTIME=1x): summed over 8 seeded mixes, the
 // exact optimum, the nodes used once every pod runs, those left empty and
-// those asked for and removed while they started,
+// those asked for and removed unused,
 // with nominations, without them (the plan's node count), and without them
 // asking for the scheduler's placement's count (--scale-up-placement).
 // ns/op is one pass over the seeds.

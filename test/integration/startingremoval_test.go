@@ -15,7 +15,7 @@ import (
 // starting, one loses every pod planned for it (the workloads scale down,
 // the pods nominated to it going first, as pods the scheduler binds
 // elsewhere leave it), while the other keeps its two. tidal removes the
-// first before it is ready (--scale-down-starting-enabled, on by default):
+// first before it is ready (--scale-down-unused-new-nodes-enabled, on by default):
 // it would otherwise come up empty and wait for scale-down. The other stays,
 // and its pods bind there once it is ready: one node runs the mix.
 func TestStartingNodeNoPlanNeedsIsRemoved(t *testing.T) {
