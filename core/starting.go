@@ -101,8 +101,13 @@ func (d *Decider) removeUnusedNew(ctx context.Context, o *observation, report *I
 	for _, g := range o.groups {
 		id := g.group.Id()
 		minSize, _ := d.sched.effectiveSize(g)
-		in.Groups[id] = scaledown.NewNodeGroup{Target: g.target, Min: minSize,
-			Held: d.sched.triggeredWithin(id, o.now, d.opts.groupOptions(o, id).MaxNodeProvisionTime)}
+		held := d.sched.triggeredWithin(id, o.now, d.opts.groupOptions(o, id).MaxNodeProvisionTime)
+		if f := d.mem.consolidation.InFlight; f != nil && f.Group == id {
+			// A replacement's new nodes take their pods once the old
+			// nodes drain, after they are ready.
+			held = "a consolidation's replacement nodes are coming"
+		}
+		in.Groups[id] = scaledown.NewNodeGroup{Target: g.target, Min: minSize, Held: held}
 	}
 	dec := scaledown.UnusedNewNodes(in)
 	d.mem.unused = dec.Unused
