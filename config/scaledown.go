@@ -17,6 +17,7 @@ type ScaleDownOptions struct {
 	UnneededTime                      time.Duration
 	UnreadyTime                       time.Duration
 	UnreadyEnabled                    bool
+	UnusedNewNodesEnabled             bool
 	GPUUtilizationThreshold           float64
 	NonEmptyCandidatesCount           int
 	DelayAfterAdd                     time.Duration
@@ -48,7 +49,7 @@ type ScaleDownOptions struct {
 func DefaultScaleDownOptions() ScaleDownOptions {
 	return ScaleDownOptions{
 		Enabled: true, UtilizationThreshold: 0.5, UnneededTime: 10 * time.Minute, UnreadyTime: 20 * time.Minute,
-		UnreadyEnabled: true, GPUUtilizationThreshold: 0.5, CordonNodeBeforeTerminating: true,
+		UnreadyEnabled: true, UnusedNewNodesEnabled: true, GPUUtilizationThreshold: 0.5, CordonNodeBeforeTerminating: true,
 		DelayAfterAdd: 10 * time.Minute, DelayAfterFailure: 3 * time.Minute,
 		IgnoreDaemonSetsUtilization: false, SkipNodesWithSystemPods: true, SkipNodesWithLocalStorage: true,
 		SkipNodesWithCustomControllerPods: true, MaxParallelism: 10, MaxDrainParallelism: 5,
@@ -65,6 +66,7 @@ func (o *ScaleDownOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.UnneededTime, "scale-down-unneeded-time", o.UnneededTime, "How long a node must be unneeded without a break before it is removed.")
 	fs.DurationVar(&o.UnreadyTime, "scale-down-unready-time", o.UnreadyTime, "How long an unready node must be unneeded before it is removed.")
 	fs.BoolVar(&o.UnreadyEnabled, "scale-down-unready-enabled", o.UnreadyEnabled, "Remove unready nodes that are unneeded; false keeps every unready node.")
+	fs.BoolVar(&o.UnusedNewNodesEnabled, "scale-down-unused-new-nodes-enabled", o.UnusedNewNodesEnabled, "Remove at once a new node (seen starting, no pod seen on it since) when no pod is bound or nominated to it and the scale-up decision places no pending pod there: the scheduler bound the pods planned for it elsewhere, and it would wait empty for --scale-down-unneeded-time. Only with --scale-down-enabled.")
 	fs.Float64Var(&o.GPUUtilizationThreshold, "scale-down-gpu-utilization-threshold", o.GPUUtilizationThreshold, "A node with GPUs (nvidia.com/gpu) whose pods request less than this share of its GPUs is a scale-down candidate, whatever its cpu and memory.")
 	fs.IntVar(&o.NonEmptyCandidatesCount, "scale-down-non-empty-candidates-count", o.NonEmptyCandidatesCount, "Most nodes with pods to move found unneeded per iteration (the others are not simulated); 0 or less: no limit.")
 	fs.DurationVar(&o.DelayAfterAdd, "scale-down-delay-after-add", o.DelayAfterAdd, "No removal for this long after a scale-up.")

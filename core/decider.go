@@ -209,6 +209,7 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	}()
 	if !health.Healthy {
 		klog.FromContext(ctx).Info("Cluster is unhealthy, not scaling", "reason", health.Reason)
+		d.removeUnusedNew(ctx, obs, report, "the cluster is unhealthy")
 		return report, nil
 	}
 	d.enforceSchedules(ctx, obs, report)
@@ -217,8 +218,10 @@ func (d *Decider) Decide(ctx context.Context) (it *Iteration, err error) {
 	d.waiters.update(obs.pending, report.plan, d.coming)
 	d.wake.recheck = nextRecheck(report.plan, d.wake.recheck, d.opts.ScanInterval)
 	if err != nil {
+		d.removeUnusedNew(ctx, obs, report, "the scale-up decision failed")
 		return report, err
 	}
+	d.removeUnusedNew(ctx, obs, report, "")
 	d.replacementReady(obs, report.plan, marks)
 	renewed = d.renew(ctx, obs, report.plan, expired)
 	return report, d.scaleDown(ctx, obs, report)

@@ -149,7 +149,8 @@ func (l *NodeLoop) Trigger() {
 // unschedulableHandler triggers an iteration when a pod becomes
 // unschedulable, when the scheduler reports again that a pod waiting
 // for new nodes does not fit, after a node became ready (see waiters), and
-// when an unschedulable pod loses the nomination tidal gave it.
+// when an unschedulable pod loses the nomination tidal gave it, or is bound
+// to another node than tidal nominated it to.
 func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -160,6 +161,12 @@ func (l *NodeLoop) unschedulableHandler() cache.ResourceEventHandler {
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*corev1.Pod)
 			n, ok2 := newObj.(*corev1.Pod)
+			if ok1 && ok2 && o.Spec.NodeName == "" && n.Spec.NodeName != "" && l.d.nominatedTo.elsewhere(n.UID, n.Spec.NodeName) {
+				// Bound elsewhere than tidal nominated it: the node it was
+				// planned on may be left with nothing while it starts.
+				l.Trigger()
+				return
+			}
 			if !ok1 || !ok2 || !IsUnschedulable(n) {
 				return
 			}

@@ -35,6 +35,9 @@ type memory struct {
 	// unfinished are the keys of the pod groups the last scale-up decision
 	// left for lack of time: the next one takes them first.
 	unfinished map[string]bool
+	// unused are the nodes seen starting and not seen running a pod since
+	// (scaledown.UnusedNewNodes).
+	unused map[string]bool
 	// nominations are the pods tidal nominated to planned nodes.
 	nominations nominate.State
 	// rnd draws each decision's seed (the expander's ties).

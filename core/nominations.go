@@ -148,16 +148,29 @@ func (d *Decider) clearedNominations(starting map[string]bool) map[types.UID]str
 type nominatedNodes struct {
 	mu    sync.Mutex
 	nodes map[string]bool
+	// pods maps the pods nominated to the node each is nominated to.
+	pods map[types.UID]string
 }
 
 func (n *nominatedNodes) set(s nominate.State) {
 	nodes := make(map[string]bool, len(s))
-	for _, nom := range s {
+	pods := make(map[types.UID]string, len(s))
+	for uid, nom := range s {
 		nodes[nom.Node] = true
+		pods[uid] = nom.Node
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.nodes = nodes
+	n.nodes, n.pods = nodes, pods
+}
+
+// elsewhere reports whether tidal nominated the pod to a node other than
+// node.
+func (n *nominatedNodes) elsewhere(uid types.UID, node string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	to, ok := n.pods[uid]
+	return ok && to != node
 }
 
 func (n *nominatedNodes) has(name string) bool {

@@ -114,6 +114,7 @@ type ScaleDownOptions struct {
 	UnneededTime                      time.Duration
 	UnreadyTime                       time.Duration
 	UnreadyEnabled                    bool
+	UnusedNewNodesEnabled             bool
 	GPUUtilizationThreshold           float64
 	NonEmptyCandidatesCount           int
 	DelayAfterAdd                     time.Duration

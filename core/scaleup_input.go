@@ -23,8 +23,11 @@ func decisionGroups(o *observation, state *clusterstate.Tracker, sched *schedule
 		view := state.Group(g.group.Id())
 		// A scheduled maximum caps the group below the cloud's.
 		minSize, maxSize := sched.effectiveSize(g)
+		// A starting node being removed (one no plan needed any more)
+		// is not coming.
+		starting := o.starting(view)
 		sg := scaleup.Group{ID: g.group.Id(), Template: g.template, Min: minSize, Max: maxSize,
-			Target: g.target, Upcoming: view.Upcoming, Starting: o.starting(view)}
+			Target: g.target, Upcoming: view.Upcoming - (len(view.Starting) - len(starting)), Starting: starting}
 		switch {
 		case g.problem != "":
 			sg.Unavailable, sg.Upcoming = g.problem, 0

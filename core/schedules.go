@@ -150,6 +150,21 @@ func (s *schedules) effectiveSize(g *groupObservation) (minSize, maxSize int) {
 	return nodeschedule.Effective(g.group.MinSize(), g.group.MaxSize(), b)
 }
 
+// triggeredWithin says which allocation trigger of the group fired within
+// d before now ("" when none): the nodes it asked for, with no pod
+// waiting, may still be starting.
+func (s *schedules) triggeredWithin(group string, now time.Time, d time.Duration) string {
+	if s == nil {
+		return ""
+	}
+	for _, t := range s.config.Triggers {
+		if last, ok := s.triggers.LastTrigger[t.Name]; ok && t.NodeGroup == group && now.Sub(last) < d {
+			return "allocation trigger " + t.Name + " asked for its nodes"
+		}
+	}
+	return ""
+}
+
 // enforceSchedules raises groups below their scheduled minimum (or, with
 // --enforce-node-group-min-size, below any minimum), then adds
 // the nodes of the allocation triggers that fire, independent of pending

@@ -198,3 +198,25 @@ func triggered(l *NodeLoop) bool {
 		return false
 	}
 }
+
+// The loop decides again when a pod tidal nominated is bound to another
+// node than its nomination's (the node planned for it may be left with
+// nothing while it starts), and not when it binds where nominated or when
+// tidal did not nominate it.
+func TestLoopWakesWhenANominatedPodBindsElsewhere(t *testing.T) {
+	l := &NodeLoop{trigger: make(chan struct{}, 1), restores: make(chan restoreRequest, 2), d: &Decider{waiters: newWaiters()}}
+	l.d.nominatedTo.set(nominate.State{"a": {Namespace: "ns", Name: "a", Node: "n1"}})
+	pods := l.unschedulableHandler()
+	for _, tc := range []struct {
+		pod, node string
+		wake      bool
+	}{{"a", "n1", false}, {"b", "n2", false}, {"a", "n2", true}} {
+		pending := unschedulable(waiterPods(tc.pod)[0], "0/3 nodes are available")
+		bound := pending.DeepCopy()
+		bound.Spec.NodeName = tc.node
+		pods.OnUpdate(pending, bound)
+		if woke := triggered(l); woke != tc.wake {
+			t.Fatalf("pod %s bound to %s: woke %v, want %v", tc.pod, tc.node, woke, tc.wake)
+		}
+	}
+}

@@ -80,6 +80,23 @@ func (a *Live) checkPods(ctx context.Context, r Removal) error {
 	if u := scaledown.Unexpected(pods, r.Pods, a.Clock.Now()); len(u) > 0 {
 		return fmt.Errorf("%d pod(s) the removal did not plan for are on the node, e.g. %s/%s", len(u), u[0].Namespace, u[0].Name)
 	}
+	return a.checkNominated(ctx, r.Name)
+}
+
+// checkNominated lists from the API server the pods nominated to the node
+// and fails when one of them is pending: the scheduler would bind it
+// there, and deleting the node would leave it waiting.
+func (a *Live) checkNominated(ctx context.Context, node string) error {
+	sel := fields.OneTermEqualSelector("status.nominatedNodeName", node).String()
+	list, err := a.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return fmt.Errorf("read the pods nominated to the node: %w", err)
+	}
+	for _, p := range list.Items {
+		if p.Status.NominatedNodeName == node && p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
+			return fmt.Errorf("pod %s/%s is nominated to the node and not yet bound", p.Namespace, p.Name)
+		}
+	}
 	return nil
 }
 

@@ -101,14 +101,17 @@ var (
 )
 
 // mixFigure is what a run settled on: the exact optimum, the nodes the
-// groups have once every pod runs, and those of them no pod of the mix
-// runs on.
-type mixFigure struct{ optimum, nodes, empty int }
+// groups have once every pod runs, those of them no pod of the mix runs
+// on, and the nodes tidal asked for and removed again (new nodes no plan
+// needed any more, --scale-down-unused-new-nodes-enabled): asked for, they
+// are not free, and are counted apart.
+type mixFigure struct{ optimum, nodes, empty, removed int }
 
 func (f *mixFigure) add(o mixFigure) {
 	f.optimum += o.optimum
 	f.nodes += o.nodes
 	f.empty += o.empty
+	f.removed += o.removed
 }
 
 // runRealMix creates one seed's mix, unschedulable at first, starts tidal
@@ -225,8 +228,8 @@ func untaint(ctx context.Context, cs kubernetes.Interface, name, key string) err
 }
 
 // settleMix waits until every pod of ns is bound, every node tidal asked
-// for in the run's groups has registered and taken pods if it will, and
-// counts the nodes and the empty ones.
+// for in the run's groups has registered and taken pods if it will, or
+// been removed, and counts the nodes, the empty ones and the removed ones.
 func settleMix(t testing.TB, cs kubernetes.Interface, tl *tidal, ns, run string) mixFigure {
 	t.Helper()
 	var fig mixFigure
@@ -247,6 +250,10 @@ func settleMix(t testing.TB, cs kubernetes.Interface, tl *tidal, ns, run string)
 			}
 			asked += n
 		}
+		removed, err := testenv.MetricSum(tl.Address, "tidal_scaled_down_nodes_total")
+		if err != nil {
+			return false, "", err
+		}
 		used, unbound := map[string]bool{}, 0
 		for _, p := range pods.Items {
 			if p.Spec.NodeName == "" {
@@ -254,7 +261,7 @@ func settleMix(t testing.TB, cs kubernetes.Interface, tl *tidal, ns, run string)
 			}
 			used[p.Spec.NodeName] = true
 		}
-		fig = mixFigure{nodes: len(nodes.Items)}
+		fig = mixFigure{nodes: len(nodes.Items), removed: int(removed)}
 		starting := 0
 		for i := range nodes.Items {
 			if hasTaintKey(&nodes.Items[i], nominationStartupTaint) {
@@ -264,8 +271,8 @@ func settleMix(t testing.TB, cs kubernetes.Interface, tl *tidal, ns, run string)
 				fig.empty++
 			}
 		}
-		progress := fmt.Sprintf("%d pods unbound, %d nodes (%d starting, %d empty), %v asked for", unbound, len(nodes.Items), starting, fig.empty, asked)
-		return unbound == 0 && starting == 0 && float64(len(nodes.Items)) == asked, progress, nil
+		progress := fmt.Sprintf("%d pods unbound, %d nodes (%d starting, %d empty), %v asked for, %v removed", unbound, len(nodes.Items), starting, fig.empty, asked, removed)
+		return unbound == 0 && starting == 0 && float64(len(nodes.Items)) == asked-removed, progress, nil
 	})
 	return fig
 }
@@ -290,7 +297,7 @@ func runRealMixes(t testing.TB, seeds []uint64, mode mixMode) mixFigure {
 	var tot mixFigure
 	for _, seed := range seeds {
 		fig := runRealMix(t, seed, mode)
-		t.Logf("%s, seed %d: optimum %d nodes, %d used, %d empty", mode.name, seed, fig.optimum, fig.nodes, fig.empty)
+		t.Logf("%s, seed %d: optimum %d nodes, %d used, %d empty, %d asked for and removed unused", mode.name, seed, fig.optimum, fig.nodes, fig.empty, fig.removed)
 		tot.add(fig)
 	}
 	return tot
@@ -299,7 +306,8 @@ func runRealMixes(t testing.TB, seeds []uint64, mode mixMode) mixFigure {
 // BenchmarkRealSchedulerRandomMixes gives the figure on the real
 // scheduler (make bench BENCH=BenchmarkRealSchedulerRandomMixes
 // PKG=./test/integration BENCHTIME=1x): summed over 8 seeded mixes, the
-// exact optimum, the nodes used once every pod runs and those left empty,
+// exact optimum, the nodes used once every pod runs, those left empty and
+// those asked for and removed unused,
 // with nominations, without them (the plan's node count), and without them
 // asking for the scheduler's placement's count (--scale-up-placement).
 // ns/op is one pass over the seeds.
@@ -314,6 +322,7 @@ func BenchmarkRealSchedulerRandomMixes(b *testing.B) {
 			b.ReportMetric(float64(tot.optimum), "optimum-nodes")
 			b.ReportMetric(float64(tot.nodes), "nodes")
 			b.ReportMetric(float64(tot.empty), "empty-nodes")
+			b.ReportMetric(float64(tot.removed), "removed-nodes")
 		})
 	}
 }
