@@ -27,9 +27,7 @@ var processPeakKiB atomic.Int64
 func StartUsage() *Usage {
 	u := &Usage{}
 	notePeak()
-	goruntime.GC()
-	debug.FreeOSMemory()
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	forgetPeak()
 	u.startCPU, _, _ = processUsage()
 	return u
 }
@@ -55,6 +53,19 @@ func (u *Usage) Report(b *testing.B) {
 	b.ReportMetric(float64(peakKiB)/1024, "peak-RSS-MiB")
 	notePeak()
 	b.ReportMetric(float64(processPeakKiB.Load())/1024, "process-peak-RSS-MiB")
+}
+
+// forgetPeak gives the garbage of what came before back to the system and
+// restarts the kernel's count of the process's peak RSS without noting it
+// in processPeakKiB, so that what the process held before is no part of
+// process-peak-RSS-MiB. It returns the peak it forgot (KiB), if the
+// system counts one.
+func forgetPeak() (int64, bool) {
+	hwm, ok := vmHWM()
+	goruntime.GC()
+	debug.FreeOSMemory()
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	return hwm, ok
 }
 
 // notePeak adds the kernel's peak RSS count to processPeakKiB.

@@ -1,8 +1,13 @@
 package benchload
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,91 +21,128 @@ import (
 	"github.com/tidal-autoscaler/tidal/trim"
 )
 
-// watchBatch is how many stored objects are sent before the informer
-// receives them.
-const watchBatch = 500
-
-// watch carries benchgen's stored objects to an informer as a watch
-// stream (client-go's streaming list) does: every object is encoded as
-// JSON when the API server has stored it, and decoded and transformed by
-// the informer one after the other. The informer's side runs in batches
-// of watchBatch objects so that, as in tidal, what it keeps is allocated
-// among the garbage of decoding and trimming only, not among the
-// generator's (building stored forms and their managed fields): the
-// generator's garbage is no part of tidal's heap.
+// watch carries benchgen's stored objects to an informer as a watch stream
+// (client-go's streaming list, on by default since client-go 1.35, which
+// applies the informer's transform to each object as it arrives) does:
+// every object is encoded as JSON once the API server has stored it, and
+// decoded and transformed by the informer one after the other.
+//
+// The API server is another process: its copies, and the generator that
+// stands in for it here, are no part of tidal's memory. So the stream is
+// written to a file first (send), the generator's objects are dropped as
+// they are written, and only then does the informer's side read the file
+// (receive), so that what the process holds while it receives is what
+// tidal's informers hold, and the process's peak RSS can be restarted in
+// between (see forgetPeak).
 type watch struct {
 	wire   *json.Serializer
 	sharer *trim.Sharer
-	sent   []sentObject
-	cached []runtime.Object // decoded and transformed, in the order sent
+	file   *os.File
+	out    *bufio.Writer
+	buf    bytes.Buffer
 }
 
-type sentObject struct {
-	gvk  schema.GroupVersionKind
-	json []byte
+// The kinds of objects a stream carries, the first byte of each record.
+const (
+	recordNode byte = iota
+	recordPod
+	recordReplicaSet
+)
+
+// recordGVK is the kind of object a record's first byte names.
+func recordGVK(kind byte) (schema.GroupVersionKind, bool) {
+	switch kind {
+	case recordNode:
+		return corev1.SchemeGroupVersion.WithKind("Node"), true
+	case recordPod:
+		return corev1.SchemeGroupVersion.WithKind("Pod"), true
+	case recordReplicaSet:
+		return appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), true
+	}
+	return schema.GroupVersionKind{}, false
 }
 
-func newWatch() *watch {
+func newWatch() (*watch, error) {
+	f, err := os.CreateTemp("", "tidal-benchload-*.stream")
+	if err != nil {
+		return nil, fmt.Errorf("create the stream's file: %w", err)
+	}
 	return &watch{
 		wire:   json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{}),
 		sharer: trim.NewSharer(),
-	}
+		file:   f,
+		out:    bufio.NewWriterSize(f, 1<<20),
+	}, nil
 }
 
-// send is benchgen's transform: it encodes obj, empties it and returns a
-// nil of its type, so that the cluster drops it: the API server's copy is
-// not in tidal's memory (the generator's blocks of pods are garbage as
-// soon as they are sent), and into puts the informer's in its place.
+// close removes the stream's file.
+func (w *watch) close() {
+	_ = w.file.Close()
+	_ = os.Remove(w.file.Name())
+}
+
+// send is benchgen's transform: it writes obj to the stream (a kind byte,
+// the length and the JSON), empties it and returns a nil of its type, so
+// that the cluster drops it (the generator's blocks of pods are garbage as
+// soon as they are sent); receive puts the informer's in its place.
 func (w *watch) send(obj any) (any, error) {
-	in, ok := obj.(runtime.Object)
-	if !ok {
-		return nil, fmt.Errorf("send a %T: not an API object", obj)
-	}
-	gvks, _, err := scheme.Scheme.ObjectKinds(in)
+	kind, err := recordKind(obj)
 	if err != nil {
-		return nil, fmt.Errorf("send a %T: %w", obj, err)
+		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := w.wire.Encode(in, &buf); err != nil {
+	w.buf.Reset()
+	if err := w.wire.Encode(obj.(runtime.Object), &w.buf); err != nil {
 		return nil, fmt.Errorf("encode a %T: %w", obj, err)
 	}
-	w.sent = append(w.sent, sentObject{gvk: gvks[0], json: buf.Bytes()})
+	var head [1 + binary.MaxVarintLen64]byte
+	head[0] = kind
+	n := 1 + binary.PutUvarint(head[1:], uint64(w.buf.Len()))
+	if _, err := w.out.Write(head[:n]); err != nil {
+		return nil, fmt.Errorf("write the stream: %w", err)
+	}
+	if _, err := w.out.Write(w.buf.Bytes()); err != nil {
+		return nil, fmt.Errorf("write the stream: %w", err)
+	}
 	reflect.ValueOf(obj).Elem().SetZero()
-	dropped := reflect.Zero(reflect.TypeOf(obj)).Interface()
-	if len(w.sent) == watchBatch {
-		return dropped, w.receive()
-	}
-	return dropped, nil
+	return reflect.Zero(reflect.TypeOf(obj)).Interface(), nil
 }
 
-// receive decodes and transforms the objects sent, as an informer does.
-func (w *watch) receive() error {
-	for i, s := range w.sent {
-		out, _, err := w.wire.Decode(s.json, &s.gvk, nil)
-		if err != nil {
-			return fmt.Errorf("decode a %s: %w", s.gvk.Kind, err)
-		}
-		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // as a List's items
-		cached, err := w.sharer.Transform(out)
-		if err != nil {
-			return err
-		}
-		w.cached = append(w.cached, cached.(runtime.Object))
-		w.sent[i] = sentObject{}
+func recordKind(obj any) (byte, error) {
+	switch obj.(type) {
+	case *corev1.Node:
+		return recordNode, nil
+	case *corev1.Pod:
+		return recordPod, nil
+	case *appsv1.ReplicaSet:
+		return recordReplicaSet, nil
 	}
-	w.sent = w.sent[:0]
-	return nil
+	return 0, fmt.Errorf("send a %T: not a kind the stream carries", obj)
 }
 
-// into puts the informer's objects in place of c's dropped ones, in order.
-func (w *watch) into(c *benchgen.Cluster) error {
-	if err := w.receive(); err != nil {
-		return err
+// receive reads the stream back, decodes and transforms every object as
+// an informer does, and puts the informer's objects in place of c's
+// dropped ones, in the order sent.
+func (w *watch) receive(c *benchgen.Cluster) error {
+	if err := w.out.Flush(); err != nil {
+		return fmt.Errorf("write the stream: %w", err)
+	}
+	if _, err := w.file.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("read the stream: %w", err)
 	}
 	var nodes []*corev1.Node
 	var pods []*corev1.Pod
 	var rss []*appsv1.ReplicaSet
-	for _, obj := range w.cached {
+	in := bufio.NewReaderSize(w.file, 1<<20)
+	var data []byte
+	for {
+		obj, next, err := w.next(in, data)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		data = next
 		switch o := obj.(type) {
 		case *corev1.Node:
 			nodes = append(nodes, o)
@@ -118,6 +160,40 @@ func (w *watch) into(c *benchgen.Cluster) error {
 	}
 	n := len(c.RunningPods)
 	c.Nodes, c.RunningPods, c.PendingPods, c.ReplicaSets = nodes, pods[:n:n], pods[n:], rss
-	w.cached = nil
 	return nil
+}
+
+// next reads, decodes and transforms the stream's next object; data is a
+// buffer to read its JSON into (the decoder copies what it keeps), given
+// back grown as needed. io.EOF means the stream ended cleanly.
+func (w *watch) next(in *bufio.Reader, data []byte) (runtime.Object, []byte, error) {
+	kind, err := in.ReadByte()
+	if err != nil {
+		return nil, data, err
+	}
+	gvk, ok := recordGVK(kind)
+	if !ok {
+		return nil, data, fmt.Errorf("read the stream: unknown record kind %d", kind)
+	}
+	size, err := binary.ReadUvarint(in)
+	if err != nil {
+		return nil, data, fmt.Errorf("read the stream: a %s's length: %w", gvk.Kind, io.ErrUnexpectedEOF)
+	}
+	if uint64(cap(data)) < size {
+		data = make([]byte, size)
+	}
+	data = data[:size]
+	if _, err := io.ReadFull(in, data); err != nil {
+		return nil, data, fmt.Errorf("read the stream: a %s: %w", gvk.Kind, err)
+	}
+	out, _, err := w.wire.Decode(data, &gvk, nil)
+	if err != nil {
+		return nil, data, fmt.Errorf("decode a %s: %w", gvk.Kind, err)
+	}
+	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // as a List's items
+	cached, err := w.sharer.Transform(out)
+	if err != nil {
+		return nil, data, err
+	}
+	return cached.(runtime.Object), data, nil
 }
