@@ -1,7 +1,6 @@
 package scaleup
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -49,12 +48,9 @@ type Reuse struct {
 	groups  []groupRun
 	// cleared are the placements of Input.Cleared's pods on ready nodes.
 	cleared []simulator.Placed
-	// hashes memoizes nodeHash by Node object (informers hand out a new
-	// object for every change; the hash is of the content).
-	hashes map[*corev1.Node]uint64
-	// pods memoizes podsHash by NodeInfo while its generation, which
-	// every change of the node or its pods renews, stays the same.
-	pods simulator.PodsMemo
+	// prints memoizes the ready nodes' fingerprints by NodeInfo while its
+	// generation and Node object stay the same.
+	prints simulator.PrintMemo
 	// checks are the pod groups' base checks, by group key (see
 	// checkGroup).
 	checks map[string]*simulator.BaseCheck
@@ -119,8 +115,8 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, star
 		prev = Reuse{}
 	}
 	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}, unkept: unkept}
-	r.next = Reuse{checker: c, listers: c.ListerVersion(), hashes: make(map[*corev1.Node]uint64, len(ready)),
-		pods: make(simulator.PodsMemo, len(ready)), checks: map[string]*simulator.BaseCheck{}}
+	r.next = Reuse{checker: c, listers: c.ListerVersion(), prints: make(simulator.PrintMemo, len(ready)),
+		checks: map[string]*simulator.BaseCheck{}}
 	r.uniqueHosts = uniqueHostnames(c.Snapshot().Infos())
 	r.next.nodes = nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready))}
 	for i, g := range prev.groups {
@@ -150,21 +146,14 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, star
 	return r
 }
 
-// fingerprint hashes what decides whether a local pod fits the node. The
-// hash of its pods is memoized unless the decision moved some of them
-// already (moved): the memo holds for the node as the decision's end
-// restores it.
+// fingerprint hashes what decides whether a local pod fits the node,
+// memoized unless the decision moved some of its pods already (moved): the
+// memo holds for the node as the decision's end restores it.
 func (r *filterReuse) fingerprint(ni fwk.NodeInfo, moved bool) uint64 {
-	node := ni.Node()
-	h, ok := r.prev.hashes[node]
-	if !ok {
-		h = simulator.NodeHash(node)
-	}
-	r.next.hashes[node] = h
 	if moved {
-		return simulator.NodeInfoHash(h^simulator.PodsHash(ni), ni)
+		return simulator.NodePrint(ni)
 	}
-	return simulator.NodeInfoHash(h^r.next.pods.Hash(r.prev.pods, ni), ni)
+	return r.next.prints.Print(r.prev.prints, ni)
 }
 
 // clearedOn takes note of the placements of Input.Cleared's pods, the
@@ -182,12 +171,12 @@ func (r *filterReuse) clearedOn(placed []simulator.Placed, upcoming map[string]s
 
 // settled is the next Reuse once the decision restored the snapshot:
 // its nodes hold what they held before, under new generations, which the
-// memo of their pods' hashes takes on. The upcoming nodes' copies are
+// memo of their fingerprints takes on. The upcoming nodes' copies are
 // gone.
 func (r *filterReuse) settled(snap *simulator.Snapshot) Reuse {
 	if r.unkept {
 		return Reuse{}
 	}
-	r.next.pods.Settle(snap)
+	r.next.prints.Settle(snap)
 	return r.next
 }
