@@ -223,6 +223,13 @@ func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, err
 	if dl, ok := ctx.Deadline(); ok {
 		d.filterDeadline = d.start.Add(dl.Sub(d.start) / 2)
 	}
+	// Most pending pods are placed by the filter: their lists are grown
+	// once, not doubled as they fill.
+	n := 0
+	for _, g := range in.Pending {
+		n += len(g.Pods)
+	}
+	d.placed, d.plan.OnExisting = make([]simulator.Placed, 0, n), make([]simulator.Placed, 0, n)
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
