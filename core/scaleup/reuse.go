@@ -1,6 +1,7 @@
 package scaleup
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -66,6 +67,35 @@ type nodeList struct {
 	names  []string
 	at     map[string]int
 	prints []uint64
+	// objs are the nodes' objects, hosts their hostname labels and
+	// unique tells that no two of them share one. With the same objects
+	// in the same order, the next filter shares these, names and at.
+	objs   []*corev1.Node
+	hosts  map[string]bool
+	unique bool
+}
+
+// listNodes lists the ready nodes, sharing prev's list but for the
+// fingerprints when its nodes are the same objects in the same order.
+func listNodes(ready []fwk.NodeInfo, prev nodeList) nodeList {
+	same := len(prev.objs) == len(ready)
+	for i := 0; same && i < len(ready); i++ {
+		same = ready[i].Node() == prev.objs[i]
+	}
+	if same {
+		return nodeList{names: prev.names, at: prev.at, prints: make([]uint64, len(ready)), objs: prev.objs, hosts: prev.hosts, unique: prev.unique}
+	}
+	l := nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready)),
+		objs: make([]*corev1.Node, len(ready)), hosts: make(map[string]bool, len(ready)), unique: true}
+	for i, ni := range ready {
+		node := ni.Node()
+		l.names[i], l.at[node.Name], l.objs[i] = node.Name, i, node
+		if h, ok := node.Labels[corev1.LabelHostname]; ok {
+			l.unique = l.unique && !l.hosts[h]
+			l.hosts[h] = true
+		}
+	}
+	return l
 }
 
 // groupRun is how one pod group was placed.
@@ -107,9 +137,10 @@ type filterReuse struct {
 	unkept bool
 }
 
-// newFilterReuse compares the ready nodes with prev's; starting names
-// those the decision took nominated pods from (see fingerprint).
-func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, starting map[string]bool) *filterReuse {
+// newFilterReuse compares the ready nodes with prev's; others are the
+// snapshot's other nodes (not ready, upcoming copies) and starting names
+// the nodes the decision took nominated pods from (see fingerprint).
+func newFilterReuse(c *simulator.Checker, ready, others []fwk.NodeInfo, prev Reuse, starting map[string]bool) *filterReuse {
 	unkept := prev.unkept
 	if prev.checker != c || prev.listers != c.ListerVersion() {
 		prev = Reuse{}
@@ -117,15 +148,14 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, star
 	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}, unkept: unkept}
 	r.next = Reuse{checker: c, listers: c.ListerVersion(), prints: make(simulator.PrintMemo, len(ready)),
 		checks: map[string]*simulator.BaseCheck{}}
-	r.uniqueHosts = uniqueHostnames(c.Snapshot().Infos())
-	r.next.nodes = nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready))}
+	r.next.nodes = listNodes(ready, prev.nodes)
+	r.uniqueHosts = uniqueHostnames(r.next.nodes, others)
 	for i, g := range prev.groups {
 		r.byKey[g.key] = i
 	}
 	oldAt := make([]int, 0, len(ready))
 	for i, ni := range ready {
-		name := ni.Node().Name
-		r.next.nodes.names[i], r.next.nodes.at[name] = name, i
+		name := r.next.nodes.names[i]
 		if unkept {
 			// The last decision's nodes are none, and no next one
 			// compares with these: every node is new.

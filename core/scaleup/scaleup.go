@@ -366,7 +366,7 @@ type pending struct {
 // is left, largest pods first (fillUpcoming).
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	ready, coming := d.split()
-	d.reuse = newFilterReuse(d.in.Checker, ready, d.prev, d.startingNodes())
+	d.reuse = newFilterReuse(d.in.Checker, ready, d.otherNodes(coming), d.prev, d.startingNodes())
 	d.reuse.keepChecks(d.in.Pending)
 	pods, err := d.placeCleared(ctx, ready)
 	if err != nil {
@@ -574,6 +574,19 @@ func (d *decision) readyNodes() []fwk.NodeInfo {
 	out := make([]fwk.NodeInfo, 0, len(all))
 	for _, ni := range all {
 		if !d.in.NotReady[ni.Node().Name] {
+			out = append(out, ni)
+		}
+	}
+	return out
+}
+
+// otherNodes is coming and the snapshot's NotReady nodes: those of its
+// nodes that readyNodes leaves out.
+func (d *decision) otherNodes(coming []fwk.NodeInfo) []fwk.NodeInfo {
+	out := slices.Clone(coming)
+	snap := d.in.Checker.Snapshot()
+	for name, yes := range d.in.NotReady {
+		if ni := snap.NodeInfo(name); yes && ni != nil {
 			out = append(out, ni)
 		}
 	}
