@@ -52,6 +52,9 @@ type Reuse struct {
 	// prints memoizes the ready nodes' fingerprints by NodeInfo while its
 	// generation and Node object stay the same.
 	prints simulator.PrintMemo
+	// index is the ready nodes' index the filter searched: the next one
+	// takes its kinds' node lists while the nodes are the same.
+	index *simulator.NodeIndex
 	// checks are the pod groups' base checks, by group key (see
 	// checkGroup).
 	checks map[string]*simulator.BaseCheck

@@ -375,7 +375,8 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	d.reuse.clearedOn(d.placed, d.upcoming)
 	// Each group looks only at the ready nodes it can fit on (same answers
 	// as the whole list, see simulator.NodeIndex).
-	nodes := simulator.NewNodeIndex(ready)
+	nodes := simulator.NewNodeIndexFrom(ready, d.reuse.prev.index)
+	d.reuse.next.index = nodes
 	var remaining []pending
 	for i, g := range pods {
 		if i > 0 && passed(d.filterDeadline) {
