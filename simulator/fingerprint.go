@@ -126,31 +126,46 @@ func UIDHash(uid types.UID) uint64 {
 	return fnv64([]byte(uid)) | 1
 }
 
-// PodsMemo memoizes PodsHash by NodeInfo while its generation, which every
-// change of the node or its pods renews, stays the same. A decision builds
-// the next one as it reads the nodes, from the last one.
-type PodsMemo map[fwk.NodeInfo]podsMemo
-
-type podsMemo struct {
-	generation int64
-	hash       uint64
+// NodePrint is the fingerprint of a node in the snapshot: NodeInfoHash of
+// its object's hash (NodeHash) and its pods' (PodsHash).
+func NodePrint(ni fwk.NodeInfo) uint64 {
+	return NodeInfoHash(NodeHash(ni.Node())^PodsHash(ni), ni)
 }
 
-// Hash is PodsHash(ni), from prev while ni has the generation it had
-// there; m remembers it.
-func (m PodsMemo) Hash(prev PodsMemo, ni fwk.NodeInfo) uint64 {
+// PrintMemo memoizes NodePrint by NodeInfo while its generation, which
+// every change of the node or its pods renews, and its Node object (which
+// informers replace on every change) stay the same. A decision builds the
+// next one as it reads the nodes, from the last one.
+type PrintMemo map[fwk.NodeInfo]printMemo
+
+type printMemo struct {
+	generation int64
+	node       *corev1.Node
+	// nodeHash is NodeHash(node); print NodePrint.
+	nodeHash, print uint64
+}
+
+// Print is NodePrint(ni), from prev while ni has the generation and the
+// Node object it had there (the node's hash alone while the object is the
+// same); m remembers it.
+func (m PrintMemo) Print(prev PrintMemo, ni fwk.NodeInfo) uint64 {
+	node := ni.Node()
 	e, ok := prev[ni]
-	if !ok || e.generation != ni.GetGeneration() {
-		e = podsMemo{generation: ni.GetGeneration(), hash: PodsHash(ni)}
+	if !ok || e.node != node || e.generation != ni.GetGeneration() {
+		h := e.nodeHash
+		if !ok || e.node != node {
+			h = NodeHash(node)
+		}
+		e = printMemo{generation: ni.GetGeneration(), node: node, nodeHash: h, print: NodeInfoHash(h^PodsHash(ni), ni)}
 	}
 	m[ni] = e
-	return e.hash
+	return e.print
 }
 
 // Settle takes on the generations of the nodes a decision changed and then
 // restored (they hold what they held before), and forgets the nodes no
 // longer in snap.
-func (m PodsMemo) Settle(snap *Snapshot) {
+func (m PrintMemo) Settle(snap *Snapshot) {
 	for ni, e := range m {
 		if snap.NodeInfo(ni.Node().Name) != ni {
 			delete(m, ni)

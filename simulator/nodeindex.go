@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"maps"
 	"math"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,17 +29,27 @@ const blockSize = 32
 // index is in use must be told with Update (PlaceGroupIndexed does).
 type NodeIndex struct {
 	nodes []fwk.NodeInfo
+	// objs are the nodes' objects as they were indexed.
+	objs  []*corev1.Node
 	at    map[string]int
 	kinds map[string]*kindNodes
-	key   []byte
+	// admitted are the kinds' node lists, which depend on the node
+	// objects alone: an index of the same nodes shares them.
+	admitted map[string]*admitted
+	key      []byte
+}
+
+// admitted are the nodes admitting one kind of pod.
+type admitted struct {
+	nodes []fwk.NodeInfo
+	// slot is, for each node of the index, its place in nodes, or -1.
+	slot []int32
 }
 
 // kindNodes are the nodes admitting one kind of pod, with the most room
 // left in each block of them.
 type kindNodes struct {
-	nodes []fwk.NodeInfo
-	// slot is, for each node of the index, its place in nodes, or -1.
-	slot []int32
+	*admitted
 	room []room
 }
 
@@ -49,11 +60,28 @@ type room struct{ cpu, mem, pods int64 }
 // NewNodeIndex indexes nodes, in their order. Kinds are listed as groups
 // ask for them.
 func NewNodeIndex(nodes []fwk.NodeInfo) *NodeIndex {
-	at := make(map[string]int, len(nodes))
-	for i, ni := range nodes {
-		at[ni.Node().Name] = i
+	return NewNodeIndexFrom(nodes, nil)
+}
+
+// NewNodeIndexFrom is NewNodeIndex, taking from prev, when set, the kinds'
+// lists of nodes it made (not their room, which is measured afresh) if
+// its nodes are the same, in the same order, with the same objects.
+func NewNodeIndexFrom(nodes []fwk.NodeInfo, prev *NodeIndex) *NodeIndex {
+	ix := &NodeIndex{nodes: nodes, kinds: map[string]*kindNodes{}}
+	same := prev != nil && len(prev.nodes) == len(nodes)
+	for i := 0; same && i < len(nodes); i++ {
+		same = nodes[i] == prev.nodes[i] && nodes[i].Node() == prev.objs[i]
 	}
-	return &NodeIndex{nodes: nodes, at: at, kinds: map[string]*kindNodes{}}
+	if same {
+		ix.objs, ix.at, ix.admitted = prev.objs, prev.at, maps.Clone(prev.admitted)
+		return ix
+	}
+	ix.objs, ix.at, ix.admitted = make([]*corev1.Node, len(nodes)), make(map[string]int, len(nodes)), map[string]*admitted{}
+	for i, ni := range nodes {
+		ix.objs[i] = ni.Node()
+		ix.at[ix.objs[i].Name] = i
+	}
+	return ix
 }
 
 // kind returns the nodes admitting pod's kind, listing them the first time.
@@ -62,14 +90,18 @@ func (ix *NodeIndex) kind(pod *corev1.Pod) *kindNodes {
 	if k, ok := ix.kinds[string(ix.key)]; ok {
 		return k
 	}
-	k := &kindNodes{nodes: Admitting(pod, ix.nodes), slot: make([]int32, len(ix.nodes))}
-	for i := range k.slot {
-		k.slot[i] = -1
+	a, ok := ix.admitted[string(ix.key)]
+	if !ok {
+		a = &admitted{nodes: Admitting(pod, ix.nodes), slot: make([]int32, len(ix.nodes))}
+		for i := range a.slot {
+			a.slot[i] = -1
+		}
+		for i, ni := range a.nodes {
+			a.slot[ix.at[ni.Node().Name]] = int32(i)
+		}
+		ix.admitted[string(ix.key)] = a
 	}
-	for i, ni := range k.nodes {
-		k.slot[ix.at[ni.Node().Name]] = int32(i)
-	}
-	k.room = make([]room, (len(k.nodes)+blockSize-1)/blockSize)
+	k := &kindNodes{admitted: a, room: make([]room, (len(a.nodes)+blockSize-1)/blockSize)}
 	for b := range k.room {
 		k.measure(b)
 	}

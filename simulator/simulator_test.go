@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
 )
@@ -83,6 +84,63 @@ func TestSnapshotForkRevertRestoresExactly(t *testing.T) {
 	}
 	if err := s.RemovePod(p, "b"); err != nil {
 		t.Fatalf("the original pod is no longer on b: %v", err)
+	}
+}
+
+// TestSnapshotRevertKeepsPodOrder checks that a revert leaves every pod
+// list of a node (all pods, those with affinity, those with required
+// anti-affinity) in its order before the fork, whatever was added and
+// removed in between.
+func TestSnapshotRevertKeepsPodOrder(t *testing.T) {
+	s := NewSnapshot()
+	if _, err := s.AddNode(testNode("a", "64", "z")); err != nil {
+		t.Fatal(err)
+	}
+	anti := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, TopologyKey: corev1.LabelHostname}}}}
+		return p
+	}
+	var bound []*corev1.Pod
+	for i := range 6 {
+		p := testPod("web", "1")
+		if i%2 == 1 {
+			p = anti(testPod("db", "1"))
+		}
+		bound = append(bound, p)
+		if err := s.AddPod(info(p), "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ni := s.NodeInfo("a")
+	lists := func() string {
+		names := func(pods []fwk.PodInfo) (out []string) {
+			for _, pi := range pods {
+				out = append(out, pi.GetPod().Name)
+			}
+			return out
+		}
+		return fmt.Sprint(names(ni.Pods), names(ni.PodsWithAffinity), names(ni.PodsWithRequiredAntiAffinity), layout(s))
+	}
+	before := lists()
+	s.Fork()
+	for i := range 5 {
+		p := testPod("web", "1")
+		if i%2 == 0 {
+			p = anti(testPod("db", "1"))
+		}
+		if err := s.AddPod(info(p), "a"); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			if err := s.RemovePod(bound[3], "a"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s.Revert()
+	if got := lists(); got != before {
+		t.Fatalf("after revert %s, want %s", got, before)
 	}
 }
 

@@ -251,6 +251,7 @@ func (s *Snapshot) reverse(e undoEntry) {
 			s.trackPod(p, e.node, 1)
 		}
 	case undoAddPod:
+		lastFirst(e.node, e.pod)
 		_ = e.node.RemovePod(klog.Background(), e.pod.GetPod())
 		s.trackPod(e.pod, e.node, -1)
 	case undoRemovePod:
@@ -314,4 +315,17 @@ type podGroupStateLister struct{}
 
 func (podGroupStateLister) Get(namespace, name string) (fwk.PodGroupState, error) {
 	return nil, fmt.Errorf("pod group %s/%s: pod groups are not simulated", namespace, name)
+}
+
+// lastFirst swaps pi, when it is the last pod of ni's lists (as the last
+// pod added is, when changes are undone in reverse), with the first: the
+// framework's RemovePod searches the lists from the front, one pod key
+// compared for each pod, and puts the last pod in the removed one's place,
+// so the lists end in their order before pi was added, found at once.
+func lastFirst(ni *framework.NodeInfo, pi fwk.PodInfo) {
+	for _, pods := range [][]fwk.PodInfo{ni.Pods, ni.PodsWithAffinity, ni.PodsWithRequiredAntiAffinity} {
+		if n := len(pods); n > 1 && pods[n-1] == pi {
+			pods[0], pods[n-1] = pods[n-1], pods[0]
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -66,10 +65,9 @@ type Reuse struct {
 	ids map[string]int32
 	// prints are the nodes' fingerprints, as the plan found them.
 	prints map[string]uint64
-	// hashes memoizes simulator.NodeHash by Node object, pods the hash of
-	// a node's pods by NodeInfo while its generation stays the same.
-	hashes map[*corev1.Node]uint64
-	pods   simulator.PodsMemo
+	// memo memoizes the nodes' fingerprints by NodeInfo while its
+	// generation and Node object stay the same.
+	memo simulator.PrintMemo
 	// early sums, per node, the arriving pods pictured there, the pods of
 	// drains under way given room there, and whether it is being deleted.
 	early map[string]uint64
@@ -143,7 +141,7 @@ func DecideFrom(ctx context.Context, in Input, prev Reuse) (*Plan, Reuse, error)
 	if err != nil {
 		return nil, Reuse{keys: r.next.keys}, err
 	}
-	r.next.pods.Settle(in.Checker.Snapshot())
+	r.next.memo.Settle(in.Checker.Snapshot())
 	plan.ReusedRemovals = r.reused
 	return plan, r.next, nil
 }
@@ -181,15 +179,14 @@ func newReuseRun(c *simulator.Checker, prev Reuse) *reuseRun {
 	}
 	if prev.ids == nil || len(prev.ids) > 2*snap.Len()+1024 {
 		// Ids of nodes long gone pile up: number afresh, reuse nothing.
-		prev = Reuse{keys: prev.keys, hashes: prev.hashes, pods: prev.pods, ids: map[string]int32{}}
+		prev = Reuse{keys: prev.keys, memo: prev.memo, ids: map[string]int32{}}
 	}
 	if prev.checker != c || prev.listers != c.ListerVersion() {
 		prev.steps = nil
 	}
 	r := &reuseRun{prev: prev, isDirty: map[int32]bool{}, diff: map[int32]uint64{}}
 	r.next = Reuse{checker: c, listers: c.ListerVersion(), keys: prev.keys, ids: prev.ids,
-		prints: make(map[string]uint64, snap.Len()), hashes: make(map[*corev1.Node]uint64, snap.Len()),
-		pods: make(simulator.PodsMemo, snap.Len()), early: map[string]uint64{}}
+		prints: make(map[string]uint64, snap.Len()), memo: make(simulator.PrintMemo, snap.Len()), early: map[string]uint64{}}
 	for _, ni := range snap.Infos() {
 		info := ni.(*framework.NodeInfo)
 		name := info.Node().Name
@@ -209,13 +206,7 @@ func newReuseRun(c *simulator.Checker, prev Reuse) *reuseRun {
 
 // fingerprint hashes what the Filter plugins read of a node and its pods.
 func (r *reuseRun) fingerprint(ni *framework.NodeInfo) uint64 {
-	node := ni.Node()
-	h, ok := r.prev.hashes[node]
-	if !ok {
-		h = simulator.NodeHash(node)
-	}
-	r.next.hashes[node] = h
-	return simulator.NodeInfoHash(h^r.next.pods.Hash(r.prev.pods, ni), ni)
+	return r.next.memo.Print(r.prev.memo, ni)
 }
 
 // id is the node's number, given it if new.

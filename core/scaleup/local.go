@@ -8,15 +8,19 @@ import (
 	"github.com/tidal-autoscaler/tidal/simulator"
 )
 
-// uniqueHostnames tells whether no two nodes share a hostname label.
-func uniqueHostnames(nodes []fwk.NodeInfo) bool {
-	seen := make(map[string]bool, len(nodes))
-	for _, ni := range nodes {
+// uniqueHostnames tells whether no two nodes share a hostname label: the
+// ready nodes of list and the others of the snapshot.
+func uniqueHostnames(list nodeList, others []fwk.NodeInfo) bool {
+	if !list.unique {
+		return false
+	}
+	seen := make(map[string]bool, len(others))
+	for _, ni := range others {
 		h, ok := ni.Node().Labels[corev1.LabelHostname]
 		if !ok {
 			continue
 		}
-		if seen[h] {
+		if seen[h] || list.hosts[h] {
 			return false
 		}
 		seen[h] = true

@@ -2,6 +2,7 @@ package scaleup
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -106,12 +107,17 @@ func inputKey(in Input) (uint64, error) {
 	}
 	slices.Sort(cleared)
 	fmt.Fprintf(h, "%q|", cleared)
+	// The pending pods, thousands, are written each with its length (as
+	// unambiguous as quoting, without formatting each).
+	b := binary.AppendUvarint(nil, uint64(len(in.Pending)))
+	h.Write(b)
 	for _, g := range in.Pending {
-		fmt.Fprintf(h, "%q:", g.Key)
+		b = appendString(b[:0], g.Key)
+		b = binary.AppendUvarint(b, uint64(len(g.Pods)))
 		for _, p := range g.Pods {
-			fmt.Fprintf(h, "%q,", p.UID)
+			b = appendString(b, string(p.UID))
 		}
-		h.Write([]byte{';'})
+		h.Write(b)
 	}
 	for _, g := range in.Groups {
 		fmt.Fprintf(h, "|%q %d %d %d %d %q %q", g.ID, g.Min, g.Max, g.Target, g.Upcoming, g.Unavailable, g.Starting)
@@ -120,6 +126,11 @@ func inputKey(in Input) (uint64, error) {
 		}
 	}
 	return h.Sum64(), nil
+}
+
+// appendString appends s to b after its length.
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // writeTemplate writes what the simulations read of a template: the node

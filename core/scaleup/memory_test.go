@@ -98,6 +98,19 @@ func TestMemoryDecidesAgainWhenAnythingItReadChanged(t *testing.T) {
 		{"a pending pod more", func(c *cluster, in *Input) {
 			in.Pending = append(in.Pending, &simulator.PodGroup{Key: "other", Pods: []*corev1.Pod{c.pod("db", "1", "1Gi")}})
 		}},
+		{"a group's pods in another order", func(c *cluster, in *Input) {
+			g := *in.Pending[0]
+			g.Pods = append([]*corev1.Pod(nil), g.Pods...)
+			g.Pods[0], g.Pods[1] = g.Pods[1], g.Pods[0]
+			in.Pending[0] = &g
+		}},
+		{"a pod in the next group", func(c *cluster, in *Input) {
+			a, b := *in.Pending[0], *in.Pending[1]
+			n := len(a.Pods) - 1
+			b.Pods = append([]*corev1.Pod{a.Pods[n]}, b.Pods...)
+			a.Pods = a.Pods[:n:n]
+			in.Pending[0], in.Pending[1] = &a, &b
+		}},
 		{"another pod in a group", func(c *cluster, in *Input) {
 			g := *in.Pending[0]
 			g.Pods = append(append([]*corev1.Pod(nil), g.Pods[1:]...), c.pod("web", "1", "1Gi"))

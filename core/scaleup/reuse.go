@@ -49,12 +49,12 @@ type Reuse struct {
 	groups  []groupRun
 	// cleared are the placements of Input.Cleared's pods on ready nodes.
 	cleared []simulator.Placed
-	// hashes memoizes nodeHash by Node object (informers hand out a new
-	// object for every change; the hash is of the content).
-	hashes map[*corev1.Node]uint64
-	// pods memoizes podsHash by NodeInfo while its generation, which
-	// every change of the node or its pods renews, stays the same.
-	pods simulator.PodsMemo
+	// prints memoizes the ready nodes' fingerprints by NodeInfo while its
+	// generation and Node object stay the same.
+	prints simulator.PrintMemo
+	// index is the ready nodes' index the filter searched: the next one
+	// takes its kinds' node lists while the nodes are the same.
+	index *simulator.NodeIndex
 	// checks are the pod groups' base checks, by group key (see
 	// checkGroup).
 	checks map[string]*simulator.BaseCheck
@@ -70,6 +70,35 @@ type nodeList struct {
 	names  []string
 	at     map[string]int
 	prints []uint64
+	// objs are the nodes' objects, hosts their hostname labels and
+	// unique tells that no two of them share one. With the same objects
+	// in the same order, the next filter shares these, names and at.
+	objs   []*corev1.Node
+	hosts  map[string]bool
+	unique bool
+}
+
+// listNodes lists the ready nodes, sharing prev's list but for the
+// fingerprints when its nodes are the same objects in the same order.
+func listNodes(ready []fwk.NodeInfo, prev nodeList) nodeList {
+	same := len(prev.objs) == len(ready)
+	for i := 0; same && i < len(ready); i++ {
+		same = ready[i].Node() == prev.objs[i]
+	}
+	if same {
+		return nodeList{names: prev.names, at: prev.at, prints: make([]uint64, len(ready)), objs: prev.objs, hosts: prev.hosts, unique: prev.unique}
+	}
+	l := nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready)),
+		objs: make([]*corev1.Node, len(ready)), hosts: make(map[string]bool, len(ready)), unique: true}
+	for i, ni := range ready {
+		node := ni.Node()
+		l.names[i], l.at[node.Name], l.objs[i] = node.Name, i, node
+		if h, ok := node.Labels[corev1.LabelHostname]; ok {
+			l.unique = l.unique && !l.hosts[h]
+			l.hosts[h] = true
+		}
+	}
+	return l
 }
 
 // groupRun is how one pod group was placed.
@@ -111,25 +140,25 @@ type filterReuse struct {
 	unkept bool
 }
 
-// newFilterReuse compares the ready nodes with prev's; starting names
-// those the decision took nominated pods from (see fingerprint).
-func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, starting map[string]bool) *filterReuse {
+// newFilterReuse compares the ready nodes with prev's; others are the
+// snapshot's other nodes (not ready, upcoming copies) and starting names
+// the nodes the decision took nominated pods from (see fingerprint).
+func newFilterReuse(c *simulator.Checker, ready, others []fwk.NodeInfo, prev Reuse, starting map[string]bool) *filterReuse {
 	unkept := prev.unkept
 	if prev.checker != c || prev.listers != c.ListerVersion() {
 		prev = Reuse{}
 	}
 	r := &filterReuse{prev: prev, byKey: make(map[string]int, len(prev.groups)), changed: map[string]bool{}, diff: map[string]uint64{}, unkept: unkept}
-	r.next = Reuse{checker: c, listers: c.ListerVersion(), hashes: make(map[*corev1.Node]uint64, len(ready)),
-		pods: make(simulator.PodsMemo, len(ready)), checks: map[string]*simulator.BaseCheck{}}
-	r.uniqueHosts = uniqueHostnames(c.Snapshot().Infos())
-	r.next.nodes = nodeList{names: make([]string, len(ready)), at: make(map[string]int, len(ready)), prints: make([]uint64, len(ready))}
+	r.next = Reuse{checker: c, listers: c.ListerVersion(), prints: make(simulator.PrintMemo, len(ready)),
+		checks: map[string]*simulator.BaseCheck{}}
+	r.next.nodes = listNodes(ready, prev.nodes)
+	r.uniqueHosts = uniqueHostnames(r.next.nodes, others)
 	for i, g := range prev.groups {
 		r.byKey[g.key] = i
 	}
 	oldAt := make([]int, 0, len(ready))
 	for i, ni := range ready {
-		name := ni.Node().Name
-		r.next.nodes.names[i], r.next.nodes.at[name] = name, i
+		name := r.next.nodes.names[i]
 		if unkept {
 			// The last decision's nodes are none, and no next one
 			// compares with these: every node is new.
@@ -150,21 +179,14 @@ func newFilterReuse(c *simulator.Checker, ready []fwk.NodeInfo, prev Reuse, star
 	return r
 }
 
-// fingerprint hashes what decides whether a local pod fits the node. The
-// hash of its pods is memoized unless the decision moved some of them
-// already (moved): the memo holds for the node as the decision's end
-// restores it.
+// fingerprint hashes what decides whether a local pod fits the node,
+// memoized unless the decision moved some of its pods already (moved): the
+// memo holds for the node as the decision's end restores it.
 func (r *filterReuse) fingerprint(ni fwk.NodeInfo, moved bool) uint64 {
-	node := ni.Node()
-	h, ok := r.prev.hashes[node]
-	if !ok {
-		h = simulator.NodeHash(node)
-	}
-	r.next.hashes[node] = h
 	if moved {
-		return simulator.NodeInfoHash(h^simulator.PodsHash(ni), ni)
+		return simulator.NodePrint(ni)
 	}
-	return simulator.NodeInfoHash(h^r.next.pods.Hash(r.prev.pods, ni), ni)
+	return r.next.prints.Print(r.prev.prints, ni)
 }
 
 // clearedOn takes note of the placements of Input.Cleared's pods, the
@@ -182,12 +204,12 @@ func (r *filterReuse) clearedOn(placed []simulator.Placed, upcoming map[string]s
 
 // settled is the next Reuse once the decision restored the snapshot:
 // its nodes hold what they held before, under new generations, which the
-// memo of their pods' hashes takes on. The upcoming nodes' copies are
+// memo of their fingerprints takes on. The upcoming nodes' copies are
 // gone.
 func (r *filterReuse) settled(snap *simulator.Snapshot) Reuse {
 	if r.unkept {
 		return Reuse{}
 	}
-	r.next.pods.Settle(snap)
+	r.next.prints.Settle(snap)
 	return r.next
 }

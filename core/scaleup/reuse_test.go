@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
@@ -176,6 +177,13 @@ func (ch *churn) change() string {
 		n := ni.Node().DeepCopy()
 		n.ResourceVersion = ch.version()
 		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: "Heartbeat", LastHeartbeatTime: metav1.Now()})
+		what := "updated alike"
+		if ch.r.IntN(4) == 0 {
+			// Relabelled: the hostname of some node (perhaps another's,
+			// perhaps its own name again), the nodes in the same order.
+			n.Labels[corev1.LabelHostname] = infos[ch.r.IntN(len(infos))].Node().Name
+			what = "updated, the node's hostname " + n.Labels[corev1.LabelHostname]
+		}
 		ni.SetNode(n)
 		ch.snap.Touch()
 		if len(ch.pending) > 0 {
@@ -183,7 +191,7 @@ func (ch *churn) change() string {
 			ch.pending[i] = ch.pending[i].DeepCopy()
 			ch.pending[i].ResourceVersion = ch.version()
 		}
-		return "node " + n.Name + " and a pending pod updated alike"
+		return "node " + n.Name + " and a pending pod " + what
 	case k == 9:
 		g := &ch.groups[ch.r.IntN(len(ch.groups))]
 		g.Upcoming = max(0, g.Upcoming+ch.r.IntN(3)-1)
@@ -510,4 +518,47 @@ func TestReuseSeesTheClearedPods(t *testing.T) {
 	delete(cleared, b2)
 	decide("the cleared nomination forgotten: n1 has the room again", 0, 0)
 	decide("nothing changed since", 2, 0)
+}
+
+// TestUniqueHostnamesFollowTheNodeObjects checks that the ready nodes'
+// hostnames, shared from the last filter while the nodes are the same
+// objects in the same order, are taken afresh from a node object that
+// replaced another (a relabelled node), and that the other nodes count.
+func TestUniqueHostnamesFollowTheNodeObjects(t *testing.T) {
+	nodes := func(names ...string) []fwk.NodeInfo {
+		var out []fwk.NodeInfo
+		for _, n := range names {
+			ni := framework.NewNodeInfo()
+			ni.SetNode(nodeObj(n, "4", "16Gi", "a"))
+			out = append(out, ni)
+		}
+		return out
+	}
+	ready := nodes("a", "b", "c")
+	first := listNodes(ready, nodeList{})
+	relabelled := slices.Clone(ready)
+	n := ready[2].Node().DeepCopy()
+	n.Labels[corev1.LabelHostname] = "a"
+	ni := framework.NewNodeInfo()
+	ni.SetNode(n)
+	relabelled[2] = ni
+	cases := []struct {
+		name   string
+		ready  []fwk.NodeInfo
+		prev   nodeList
+		others []fwk.NodeInfo
+		want   bool
+	}{
+		{"afresh", ready, nodeList{}, nil, true},
+		{"the same objects", ready, first, nil, true},
+		{"a node relabelled to another's hostname", relabelled, first, nil, false},
+		{"another node with a ready node's hostname", ready, first, nodes("b"), false},
+		{"other nodes with one hostname", ready, first, nodes("d", "d"), false},
+		{"other nodes of their own", ready, first, nodes("d", "e"), true},
+	}
+	for _, tc := range cases {
+		if got := uniqueHostnames(listNodes(tc.ready, tc.prev), tc.others); got != tc.want {
+			t.Errorf("%s: unique %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -223,6 +223,13 @@ func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, err
 	if dl, ok := ctx.Deadline(); ok {
 		d.filterDeadline = d.start.Add(dl.Sub(d.start) / 2)
 	}
+	// Most pending pods are placed by the filter: their lists are grown
+	// once, not doubled as they fill.
+	n := 0
+	for _, g := range in.Pending {
+		n += len(g.Pods)
+	}
+	d.placed, d.plan.OnExisting = make([]simulator.Placed, 0, n), make([]simulator.Placed, 0, n)
 	snap := in.Checker.Snapshot()
 	snap.Fork()
 	defer snap.Revert()
@@ -359,7 +366,7 @@ type pending struct {
 // is left, largest pods first (fillUpcoming).
 func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	ready, coming := d.split()
-	d.reuse = newFilterReuse(d.in.Checker, ready, d.prev, d.startingNodes())
+	d.reuse = newFilterReuse(d.in.Checker, ready, d.otherNodes(coming), d.prev, d.startingNodes())
 	d.reuse.keepChecks(d.in.Pending)
 	pods, err := d.placeCleared(ctx, ready)
 	if err != nil {
@@ -368,7 +375,8 @@ func (d *decision) filterSchedulable(ctx context.Context) ([]pending, error) {
 	d.reuse.clearedOn(d.placed, d.upcoming)
 	// Each group looks only at the ready nodes it can fit on (same answers
 	// as the whole list, see simulator.NodeIndex).
-	nodes := simulator.NewNodeIndex(ready)
+	nodes := simulator.NewNodeIndexFrom(ready, d.reuse.prev.index)
+	d.reuse.next.index = nodes
 	var remaining []pending
 	for i, g := range pods {
 		if i > 0 && passed(d.filterDeadline) {
@@ -567,6 +575,19 @@ func (d *decision) readyNodes() []fwk.NodeInfo {
 	out := make([]fwk.NodeInfo, 0, len(all))
 	for _, ni := range all {
 		if !d.in.NotReady[ni.Node().Name] {
+			out = append(out, ni)
+		}
+	}
+	return out
+}
+
+// otherNodes is coming and the snapshot's NotReady nodes: those of its
+// nodes that readyNodes leaves out.
+func (d *decision) otherNodes(coming []fwk.NodeInfo) []fwk.NodeInfo {
+	out := slices.Clone(coming)
+	snap := d.in.Checker.Snapshot()
+	for name, yes := range d.in.NotReady {
+		if ni := snap.NodeInfo(name); yes && ni != nil {
 			out = append(out, ni)
 		}
 	}
