@@ -148,17 +148,24 @@ func (l *loader) submitted(p *corev1.Pod) *corev1.Pod {
 // runningPod creates running pod i on its node and writes the status its
 // kubelet writes once the container runs.
 func (l *loader) runningPod(ctx context.Context, i int) error {
+	_, err := l.createRunning(ctx, i)
+	return err
+}
+
+// createRunning is runningPod, returning the pod as its kubelet left it.
+func (l *loader) createRunning(ctx context.Context, i int) (*corev1.Pod, error) {
 	pod := l.submitted(l.c.RunningPods[i])
 	created, err := l.controllers.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
-		return fmt.Errorf("pod %s: %w", l.c.RunningPods[i].Name, err)
+		return nil, fmt.Errorf("pod %s: %w", l.c.RunningPods[i].Name, err)
 	}
 	j, q := i/l.c.Params.M, i%l.c.Params.M
 	created.Status = benchgen.RunningStatus(created, benchgen.NodeIP(j), benchgen.PodIP(j, q), metav1.Now())
-	if _, err := l.kubelet.CoreV1().Pods(created.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("status of pod %s: %w", created.Name, err)
+	running, err := l.kubelet.CoreV1().Pods(created.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("status of pod %s: %w", created.Name, err)
 	}
-	return nil
+	return running, nil
 }
 
 // node registers node j as a machine of the local cloud's group.
@@ -176,11 +183,19 @@ func (l *loader) node(ctx context.Context, j int) error {
 
 // pendingPod creates pending pod i.
 func (l *loader) pendingPod(ctx context.Context, i int) error {
-	pod := l.submitted(l.c.PendingPods[i])
-	if _, err := l.controllers.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("pod %s: %w", l.c.PendingPods[i].Name, err)
+	_, err := l.createPending(ctx, l.c.PendingPods[i])
+	return err
+}
+
+// createPending creates the generated pending pod p (or one like it) as its
+// ReplicaSet's controller does.
+func (l *loader) createPending(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
+	pod := l.submitted(p)
+	created, err := l.controllers.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: %w", p.Name, err)
 	}
-	return nil
+	return created, nil
 }
 
 // settled waits until the control plane has done what it does to a new
