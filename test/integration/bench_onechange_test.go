@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ import (
 // Before an iteration's timer starts, next waits until tidal's pod informer
 // holds the change's outcome: the added pod tried by the scheduler (left
 // unschedulable, or bound and running), a deleted pod gone, the new pod
-// with its kubelet's status.
+// at the resource version of its kubelet's status or later.
 type oneChange struct {
 	e *benchEnv
 	// pending is the generated form of the added pod; running is the
@@ -143,9 +144,8 @@ func (ch *oneChange) next(b *testing.B, t *benchTidal) {
 			b.Fatal(err)
 		}
 		name, ch.uid = created.Name, created.UID
-		seen = func(p *corev1.Pod) bool {
-			return p.UID == ch.uid && p.Status.Phase == corev1.PodRunning
-		}
+		rv := resourceVersion(b, created)
+		seen = func(p *corev1.Pod) bool { return p.UID == ch.uid && resourceVersion(b, p) >= rv }
 	}
 	pods := t.factory.Core().V1().Pods().Lister().Pods(benchgen.Namespace)
 	var last string
@@ -181,4 +181,14 @@ func (ch *oneChange) report(b *testing.B) {
 			b.ReportMetric(v[0]/v[1], name+"-ms")
 		}
 	}
+}
+
+// resourceVersion is the pod's resource version as a number, as etcd
+// gives them: later writes have greater ones.
+func resourceVersion(b *testing.B, p *corev1.Pod) uint64 {
+	v, err := strconv.ParseUint(p.ResourceVersion, 10, 64)
+	if err != nil {
+		b.Fatalf("pod %s: resource version %q: %v", p.Name, p.ResourceVersion, err)
+	}
+	return v
 }
