@@ -246,8 +246,8 @@ func (t *benchTidal) stop() {
 // them.
 // scaleUp:filterSchedulable and scaleUp:estimate are observed only when the
 // scale-up is decided anew, not given the last decision again.
-var phases = []string{"main", "snapshotSync", "cloudProviderRefresh", "scaleUp", "scaleUp:filterSchedulable",
-	"scaleUp:estimate", "scaleDown", "scaleDown:plan"}
+var phases = []string{"main", "snapshotSync", "cloudProviderRefresh", "updateClusterState", "scaleUp",
+	"scaleUp:filterSchedulable", "scaleUp:estimate", "scaleDown", "scaleDown:plan"}
 
 // phaseTimes are the total seconds and count of each phase's observations.
 type phaseTimes map[string][2]float64
