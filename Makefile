@@ -29,8 +29,8 @@ RUN       ?= ^Test(ScaleUp|ScaleDown)
 # make bench: BENCH selects benchmarks (go test -bench), PKG the packages,
 # BENCHTIME how long or how often each runs (go test -benchtime: 1x for
 # the slow ones). The end-to-end benchmark (BenchmarkNodeLoop in
-# test/integration, on a local cluster of its own) loads S2 into it first,
-# which takes minutes.
+# test/integration) loads S2 and then S3 into local clusters of their own
+# first, which takes minutes (BENCH=BenchmarkNodeLoop/S2 for S2 alone).
 BENCH     ?= .
 PKG       ?= ./...
 BENCHTIME ?= 1s

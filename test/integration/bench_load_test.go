@@ -3,11 +3,13 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/pager"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
@@ -79,9 +82,11 @@ func (l *loader) load(ctx context.Context) error {
 		{"nodes", len(l.c.Nodes), l.node},
 		{"pending pods", len(l.c.PendingPods), l.pendingPod},
 	} {
+		start := time.Now()
 		if err := benchParallel(ctx, step.n, step.f); err != nil {
 			return fmt.Errorf("load %s: %w", step.what, err)
 		}
+		fmt.Fprintf(os.Stderr, "created %d %s in %v\n", step.n, step.what, time.Since(start).Round(time.Second))
 	}
 	return l.settled(ctx)
 }
@@ -148,17 +153,35 @@ func (l *loader) submitted(p *corev1.Pod) *corev1.Pod {
 // runningPod creates running pod i on its node and writes the status its
 // kubelet writes once the container runs.
 func (l *loader) runningPod(ctx context.Context, i int) error {
+	_, err := l.createRunning(ctx, i)
+	return err
+}
+
+// createRunning is runningPod, returning the pod as its kubelet left it.
+func (l *loader) createRunning(ctx context.Context, i int) (*corev1.Pod, error) {
 	pod := l.submitted(l.c.RunningPods[i])
 	created, err := l.controllers.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
-		return fmt.Errorf("pod %s: %w", l.c.RunningPods[i].Name, err)
+		return nil, fmt.Errorf("pod %s: %w", l.c.RunningPods[i].Name, err)
 	}
 	j, q := i/l.c.Params.M, i%l.c.Params.M
-	created.Status = benchgen.RunningStatus(created, benchgen.NodeIP(j), benchgen.PodIP(j, q), metav1.Now())
-	if _, err := l.kubelet.CoreV1().Pods(created.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("status of pod %s: %w", created.Name, err)
+	var running *corev1.Pod
+	// On a node that exists the simulated kubelet may write the pod's
+	// status first: it is then written again over it.
+	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		created.Status = benchgen.RunningStatus(created, benchgen.NodeIP(j), benchgen.PodIP(j, q), metav1.Now())
+		running, err = l.kubelet.CoreV1().Pods(created.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if latest, gerr := l.kubelet.CoreV1().Pods(created.Namespace).Get(ctx, created.Name, metav1.GetOptions{}); gerr == nil {
+				created = latest
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("status of pod %s: %w", created.Name, err)
 	}
-	return nil
+	return running, nil
 }
 
 // node registers node j as a machine of the local cloud's group.
@@ -176,26 +199,43 @@ func (l *loader) node(ctx context.Context, j int) error {
 
 // pendingPod creates pending pod i.
 func (l *loader) pendingPod(ctx context.Context, i int) error {
-	pod := l.submitted(l.c.PendingPods[i])
-	if _, err := l.controllers.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("pod %s: %w", l.c.PendingPods[i].Name, err)
+	_, err := l.createPending(ctx, l.c.PendingPods[i])
+	return err
+}
+
+// createPending creates the generated pending pod p (or one like it) as its
+// ReplicaSet's controller does.
+func (l *loader) createPending(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
+	pod := l.submitted(p)
+	created, err := l.controllers.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: %w", p.Name, err)
 	}
-	return nil
+	return created, nil
 }
 
 // settled waits until the control plane has done what it does to a new
 // cluster: the node lifecycle controller has taken the not-ready taint off
 // every node, the scheduler has bound every pending pod that fits or found
-// it unschedulable, and the simulated kubelets run the pods it bound.
+// it unschedulable, and the simulated kubelets run the pods it bound. It
+// counts every 2 s, or every second per 10,000 pods for a larger cluster
+// (each count lists every pod), and says how far it is every minute.
 func (l *loader) settled(ctx context.Context) error {
+	pods := len(l.c.RunningPods) + len(l.c.PendingPods)
+	interval := max(2*time.Second, time.Duration(pods/10000)*time.Second)
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+	said, start := time.Now(), time.Now()
+	err := wait.PollUntilContextTimeout(ctx, interval, 90*time.Minute, true, func(ctx context.Context) (bool, error) {
 		s, err := l.census(ctx)
 		if err != nil {
 			last = err.Error()
 			return false, nil
 		}
 		last = s.String()
+		if time.Since(said) >= time.Minute {
+			said = time.Now()
+			fmt.Fprintf(os.Stderr, "settling for %v: %s\n", time.Since(start).Round(time.Second), last)
+		}
 		return s.settled(len(l.c.Nodes)), nil
 	})
 	if err != nil {

@@ -97,6 +97,13 @@ func (p *Pool) Fresh() *Pool {
 // every other clean-up of the test has run.
 func (p *Pool) Lease(t testing.TB) *localcluster.Cluster { return p.get(t, false) }
 
+// LeaseOwn is Lease for a subtest that needs a cluster apart from its
+// parent's and its siblings' (each size of a benchmark loads a cluster of
+// its own). The lease is keyed by the subtest's full name, so the subtest
+// hands the cluster to its own subtests (Lease in them keys on the
+// top-level test). It is returned when the subtest ends.
+func (p *Pool) LeaseOwn(t testing.TB) *localcluster.Cluster { return p.getAs(t, t.Name(), false) }
+
 // Share gives the test a cluster that other sharing tests may use at the
 // same time, never one leased by Lease. Only a test that starts no tidal,
 // keeps its objects in namespaces of its own (NewNamespace) and names its
@@ -105,7 +112,12 @@ func (p *Pool) Share(t testing.TB) *localcluster.Cluster { return p.get(t, true)
 
 func (p *Pool) get(t testing.TB, shared bool) *localcluster.Cluster {
 	t.Helper()
-	name := topName(t)
+	return p.getAs(t, topName(t), shared)
+}
+
+// getAs is get with the lease named name.
+func (p *Pool) getAs(t testing.TB, name string, shared bool) *localcluster.Cluster {
+	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if l := p.leases[name]; l != nil {
