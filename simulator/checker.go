@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -29,6 +30,12 @@ type Checker struct {
 	// lister is what the framework lists nodes from; nil, the snapshot
 	// itself.
 	lister *pluginLister
+	// narrowing is held for writing while a PreFilter runs on the narrowed
+	// lister (and may build the snapshot's label index), for reading by
+	// every other PreFilter: PreFilters may run in parallel (the
+	// scale-down plan checks pods ahead on every core), and one must
+	// never list the nodes another narrowed for its own terms.
+	narrowing sync.RWMutex
 }
 
 // disabledPlugins are left out of the simulation; see Checker.
@@ -119,9 +126,14 @@ func (c *Checker) Refresh(ctx context.Context, pc *PodCheck) { c.refresh(ctx, pc
 
 func (c *Checker) refresh(ctx context.Context, pc *PodCheck) {
 	pc.state = framework.NewCycleState()
-	if c.lister != nil {
+	if c.lister != nil && narrows(pc.Pod) {
+		c.narrowing.Lock()
+		defer c.narrowing.Unlock()
 		c.lister.narrow(pc.Pod)
 		defer c.lister.widen()
+	} else {
+		c.narrowing.RLock()
+		defer c.narrowing.RUnlock()
 	}
 	result, status, _ := c.fw.RunPreFilterPlugins(ctx, pc.state, pc.Pod)
 	pc.result, pc.Status = result, nil

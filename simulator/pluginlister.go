@@ -40,11 +40,17 @@ func (l *pluginLister) NodeInfos() fwk.NodeInfoLister {
 // that is all the PreFilter plugins read of the list for pod; widen ends
 // it.
 func (l *pluginLister) narrow(pod *corev1.Pod) {
-	a := pod.Spec.Affinity
-	if a == nil || (a.PodAffinity == nil && a.PodAntiAffinity == nil) || hardSpread(pod) {
+	if !narrows(pod) {
 		return
 	}
 	l.only, l.narrowed = l.snapshot.affinityNodes(pod)
+}
+
+// narrows tells whether the lister narrows for pod: it has pod affinity
+// or anti-affinity, and no topology spread constraint the Filter enforces.
+func narrows(pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) && !hardSpread(pod)
 }
 
 func (l *pluginLister) widen() { l.only, l.narrowed = nil, false }

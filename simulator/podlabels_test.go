@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -387,5 +388,80 @@ func TestScopeOfATerm(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: scope %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestPreFiltersInParallel: PreFilters run in parallel on one checker (the
+// scale-down plan checks the pods of its candidates ahead on every core),
+// pods whose affinity terms narrow the node list among pods with a
+// topology spread constraint the Filter enforces, which read every node:
+// each check says of every node what a check run alone over every node
+// says. Run with the race detector, it also finds a narrowing another
+// PreFilter could see.
+func TestPreFiltersInParallel(t *testing.T) {
+	ctx := context.Background()
+	narrowedChecks := 0
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 31))
+		snap, _ := labelCluster(t, r)
+		narrowed, err := newChecker(ctx, snap, nil, newPluginLister(snap))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := newChecker(ctx, snap, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods := make([]*corev1.Pod, 32)
+		for i := range pods {
+			p := labelledPod(r)
+			if i%2 == 0 {
+				p = withTerms(r, p)
+			} else {
+				p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
+					WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pod-template-hash": p.Labels["pod-template-hash"]}}}}
+			}
+			if narrows(p) {
+				narrowedChecks++
+			}
+			pods[i] = p
+		}
+		// As callers in parallel do: the lazily built lists first.
+		if _, err := snap.NodeInfos().HavePodsWithAffinityList(); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]*PodCheck, len(pods))
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < len(pods); i += 4 {
+					pc, err := narrowed.PreFilter(ctx, pods[i])
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					got[i] = pc
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		for i, pod := range pods {
+			want, err := whole.PreFilter(ctx, pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ni := range snap.Infos() {
+				if gs, ws := narrowed.Filter(ctx, got[i], ni), whole.Filter(ctx, want, ni); !reflect.DeepEqual(gs, ws) {
+					t.Fatalf("seed %d, pod %s/%s: node %s: Filter %v after PreFilters in parallel, %v alone over every node",
+						seed, pod.Namespace, pod.Name, ni.Node().Name, gs, ws)
+				}
+			}
+		}
+	}
+	if narrowedChecks == 0 {
+		t.Fatal("no pod narrowed the node list: the test exercises nothing")
 	}
 }
