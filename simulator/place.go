@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
@@ -42,6 +43,25 @@ func (c *Checker) CheckGroup(ctx context.Context, g *PodGroup) (*GroupCheck, err
 // requests are not computed again.
 func (c *Checker) CheckPod(ctx context.Context, info *framework.PodInfo) *GroupCheck {
 	return c.groupCheck(c.PreFilterInfo(ctx, info), &PodGroup{Pods: []*corev1.Pod{info.Pod}})
+}
+
+// CheckBoundPod is CheckPod for a pod bound to a node, judged as it would
+// be once evicted from it, without a copy of the pod with no node name: of
+// the PreFilter and Filter plugins, only NodeName's Filter reads the pod's
+// node name, and it passes every node for a pod without one, so the check
+// skips it. The check's pod keeps its node name.
+func (c *Checker) CheckBoundPod(ctx context.Context, info *framework.PodInfo) *GroupCheck {
+	gc := c.CheckPod(ctx, info)
+	if info.Pod.Spec.NodeName == "" || gc.Status != nil {
+		return gc
+	}
+	skip := gc.state.GetSkipFilterPlugins()
+	if skip == nil {
+		skip = sets.New[string]()
+		gc.state.SetSkipFilterPlugins(skip)
+	}
+	skip.Insert(names.NodeName)
+	return gc
 }
 
 func (c *Checker) groupCheck(pc *PodCheck, g *PodGroup) *GroupCheck {

@@ -241,9 +241,9 @@ type planner struct {
 	later    map[string]bool
 	// checks keeps the check of every pod moved onto a node the plan may
 	// still remove, for when it must move again; once that node is
-	// considered, the check goes (a check holds the pod's PreFilter state
-	// and a copy of the pod: kept for the whole plan, those of a large
-	// cluster add up to hundreds of megabytes).
+	// considered, the check goes (a check holds the pod's PreFilter state:
+	// kept for the whole plan, those of a large cluster add up to hundreds
+	// of megabytes).
 	checks map[*framework.PodInfo]*simulator.GroupCheck
 	// until is when the first pod being deleted passes its grace period,
 	// turning from a pod to move into one ignored; zero when none will.
@@ -545,7 +545,7 @@ func (p *planner) simulateRemoval(ctx context.Context, e *evaluated) (*corev1.Po
 			if gc = checks[i]; gc == nil || gc.Stateful() {
 				// Pod affinity or spread: judged against the cluster as the
 				// earlier removals left it.
-				gc = c.CheckPod(ctx, MovedPod(info))
+				gc = c.CheckBoundPod(ctx, info)
 			}
 			dest = p.destination(ctx, gc)
 			p.noteDest(gc, dest)
@@ -573,7 +573,8 @@ func (p *planner) simulateRemoval(ctx context.Context, e *evaluated) (*corev1.Po
 // go, spread over the cores, before their removals are simulated one by
 // one. A check stays valid through the simulation unless it depends on
 // where other pods are (pod affinity, topology spread): those are redone in
-// turn.
+// turn. Checks are of the pods themselves, not of copies with no node name
+// (simulator.Checker.CheckBoundPod).
 func (p *planner) precheck(ctx context.Context, evs []evaluated) {
 	c := p.in.Checker
 	// Fill the snapshot's lazily built lists before reading in parallel.
@@ -612,7 +613,7 @@ func (p *planner) precheck(ctx context.Context, evs []evaluated) {
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Go(func() {
 			for j := range queue {
-				evs[j.e].checks[j.i] = c.CheckPod(ctx, MovedPod(evs[j.e].moving[j.i]))
+				evs[j.e].checks[j.i] = c.CheckBoundPod(ctx, evs[j.e].moving[j.i])
 			}
 		})
 	}
