@@ -2,6 +2,7 @@ package benchload
 
 import (
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
@@ -46,5 +47,28 @@ func TestClusterIsReceivedWholeAndLeavesNoFile(t *testing.T) {
 	}
 	if len(left) != 0 {
 		t.Fatalf("the stream's file was left behind: %v", left[0].Name())
+	}
+}
+
+// TestStreamFileHasNoNameWhileLoading: where the system lets an open file
+// be unlinked, the stream's file has no name from the start, so a process
+// killed while loading leaves nothing behind.
+func TestStreamFileHasNoNameWhileLoading(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("windows does not unlink an open file: the stream's file is removed when it is closed")
+	}
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	w, err := newWatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	left, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 || !w.unlinked {
+		t.Fatalf("the open stream's file still has a name (%d entries, unlinked %v): a killed process would leave it", len(left), w.unlinked)
 	}
 }

@@ -40,6 +40,8 @@ type watch struct {
 	file   *os.File
 	out    *bufio.Writer
 	buf    bytes.Buffer
+	// unlinked is set once the file's name is gone (see newWatch).
+	unlinked bool
 }
 
 // The kinds of objects a stream carries, the first byte of each record.
@@ -67,18 +69,25 @@ func newWatch() (*watch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the stream's file: %w", err)
 	}
+	// Unlinked at once where the system allows it (the open file lives on
+	// until closed), so that a process killed while loading leaves no
+	// gigabytes behind; elsewhere close removes it.
+	unlinked := os.Remove(f.Name()) == nil
 	return &watch{
-		wire:   json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{}),
-		sharer: trim.NewSharer(),
-		file:   f,
-		out:    bufio.NewWriterSize(f, 1<<20),
+		unlinked: unlinked,
+		wire:     json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{}),
+		sharer:   trim.NewSharer(),
+		file:     f,
+		out:      bufio.NewWriterSize(f, 1<<20),
 	}, nil
 }
 
-// close removes the stream's file.
+// close closes and removes the stream's file.
 func (w *watch) close() {
 	_ = w.file.Close()
-	_ = os.Remove(w.file.Name())
+	if !w.unlinked {
+		_ = os.Remove(w.file.Name())
+	}
 }
 
 // send is benchgen's transform: it writes obj to the stream (a kind byte,
