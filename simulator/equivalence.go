@@ -29,7 +29,7 @@ func (g *PodGroup) Representative() *corev1.Pod { return g.Pods[0] }
 // for every change), so pods pending for many loops are hashed once. It is
 // not safe for concurrent use.
 type EquivalenceKeys struct {
-	cache map[types.UID]cachedKey
+	cache map[types.UID]*cachedKey
 	// calls counts rounds (Group calls, Sweeps); keys unused for two
 	// rounds are forgotten, so two callers taking turns (pending pods,
 	// headroom) keep theirs.
@@ -44,7 +44,7 @@ type cachedKey struct {
 
 // NewEquivalenceKeys returns an empty key cache.
 func NewEquivalenceKeys() *EquivalenceKeys {
-	return &EquivalenceKeys{cache: map[types.UID]cachedKey{}}
+	return &EquivalenceKeys{cache: map[types.UID]*cachedKey{}}
 }
 
 // Group splits pods into equivalence groups, in the order each group's
@@ -53,13 +53,20 @@ func NewEquivalenceKeys() *EquivalenceKeys {
 func (k *EquivalenceKeys) Group(pods []*corev1.Pod) []*PodGroup {
 	byKey := map[string]*PodGroup{}
 	var groups []*PodGroup
+	// Pods of one group mostly come together (created together, sorted
+	// by creation): the last pod's group is looked at first.
+	var last *PodGroup
 	for _, p := range pods {
 		key := k.Key(p)
-		g, ok := byKey[key]
-		if !ok {
-			g = &PodGroup{Key: key, Owner: controllerUID(p)}
-			byKey[key] = g
-			groups = append(groups, g)
+		g := last
+		if g == nil || g.Key != key {
+			var ok bool
+			if g, ok = byKey[key]; !ok {
+				g = &PodGroup{Key: key, Owner: controllerUID(p)}
+				byKey[key] = g
+				groups = append(groups, g)
+			}
+			last = g
 		}
 		g.Pods = append(g.Pods, p)
 	}
@@ -72,12 +79,12 @@ func (k *EquivalenceKeys) Key(p *corev1.Pod) string {
 	if p.UID == "" {
 		return EquivalenceKey(p)
 	}
-	c, ok := k.cache[p.UID]
-	if !ok || c.pod != p {
-		c = cachedKey{pod: p, key: EquivalenceKey(p)}
+	c := k.cache[p.UID]
+	if c == nil || c.pod != p {
+		c = &cachedKey{pod: p, key: EquivalenceKey(p)}
+		k.cache[p.UID] = c
 	}
 	c.lastUsed = k.calls
-	k.cache[p.UID] = c
 	return c.key
 }
 

@@ -55,11 +55,41 @@ func SelectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
 			out.Pods = append(out.Pods, p)
 		}
 	}
-	slices.SortFunc(out.Pods, func(a, b *corev1.Pod) int {
-		return cmp.Or(cmp.Compare(PodPriority(b), PodPriority(a)), a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
-			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	sortPending(out.Pods)
 	return out
+}
+
+// pendingKey is what sortPending orders a pod by, read once per pod: the
+// comparisons then read no pod object.
+type pendingKey struct {
+	prio     int32
+	nsec     int32
+	sec      int64
+	ns, name string
+	pod      *corev1.Pod
+}
+
+// sortPending sorts pods by priority (highest first), then creation time
+// (oldest first), then namespace and name: an order of the pods alone, not
+// of the order they come in.
+func sortPending(pods []*corev1.Pod) {
+	keys := make([]pendingKey, len(pods))
+	for i, p := range pods {
+		t := p.CreationTimestamp.Time
+		keys[i] = pendingKey{prio: PodPriority(p), sec: t.Unix(), nsec: int32(t.Nanosecond()), ns: p.Namespace, name: p.Name, pod: p}
+	}
+	slices.SortFunc(keys, func(a, b pendingKey) int {
+		if a.prio != b.prio {
+			return cmp.Compare(b.prio, a.prio)
+		}
+		if a.sec != b.sec {
+			return cmp.Compare(a.sec, b.sec)
+		}
+		return cmp.Or(cmp.Compare(a.nsec, b.nsec), cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
+	})
+	for i := range keys {
+		pods[i] = keys[i].pod
+	}
 }
 
 // Seen reports whether the decision at now sees a real pod as itself: on a

@@ -223,3 +223,48 @@ func TestSeen(t *testing.T) {
 		}
 	}
 }
+
+// The keyed sort orders pods as comparing the pods themselves does:
+// priority (unset is 0), creation to the nanosecond, namespace, name, on
+// pods drawn so that every one of these ties often, before and after the
+// Unix epoch.
+func TestSortPendingIsThePodsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	base := []time.Time{epoch, time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC)}
+	for round := 0; round < 50; round++ {
+		var pods []*corev1.Pod
+		for i := 0; i < 200; i++ {
+			age := time.Duration(r.IntN(3))*time.Second + time.Duration(r.IntN(2))*time.Duration(r.IntN(1e9))
+			p := pendingPod(fmt.Sprintf("p-%d", r.IntN(40)), 0, nil)
+			p.Namespace = fmt.Sprintf("ns-%d", r.IntN(3))
+			p.UID = types.UID(fmt.Sprintf("u-%d", i))
+			p.CreationTimestamp = metav1.NewTime(base[r.IntN(2)].Add(-age))
+			if n := r.IntN(4); n > 0 {
+				p.Spec.Priority = ptr.To(int32(n - 2))
+			}
+			pods = append(pods, p)
+		}
+		want := slices.Clone(pods)
+		slices.SortStableFunc(want, func(a, b *corev1.Pod) int {
+			return cmpPods(a, b)
+		})
+		got := slices.Clone(pods)
+		sortPending(got)
+		for i := range got {
+			if cmpPods(got[i], want[i]) != 0 {
+				t.Fatalf("round %d: at %d %s/%s, want %s/%s", round, i, got[i].Namespace, got[i].Name, want[i].Namespace, want[i].Name)
+			}
+		}
+	}
+}
+
+// cmpPods is the pending pods' order, read from the pods.
+func cmpPods(a, b *corev1.Pod) int {
+	if c := PodPriority(b) - PodPriority(a); c != 0 {
+		return int(c)
+	}
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+}

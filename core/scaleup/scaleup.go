@@ -545,7 +545,10 @@ func (d *decision) filtered(placed []simulator.Placed) {
 // split parts the nodes that take pods (readyNodes) into the ready nodes
 // and the upcoming nodes' copies.
 func (d *decision) split() (ready, coming []fwk.NodeInfo) {
-	for _, ni := range d.readyNodes() {
+	nodes := d.readyNodes()
+	ready = make([]fwk.NodeInfo, 0, max(0, len(nodes)-len(d.upcoming)))
+	coming = make([]fwk.NodeInfo, 0, len(d.upcoming))
+	for _, ni := range nodes {
 		if _, ok := d.upcoming[ni.Node().Name]; ok {
 			coming = append(coming, ni)
 		} else {
