@@ -37,7 +37,8 @@ func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *sim
 }
 
 // placeGroup places g's pods on the ready nodes, reusing the last
-// filter's placements when they hold; check is nil then.
+// filter's placements when they hold; check is nil then, unless one was
+// made to look at the nodes that changed.
 func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex) (placed []simulator.Placed, unplaced []*corev1.Pod, check *simulator.GroupCheck, err error) {
 	c, r := d.in.Checker, d.reuse
 	run := r.match(g)
@@ -63,7 +64,17 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 			r.reused++
 			r.unbound = append(r.unbound, placed...)
 			r.record(g, true, placed)
-			return placed, g.Pods[k:], nil, nil
+			if check != nil && k < len(g.Pods) {
+				// The check made to find the nodes that changed serves
+				// the pods left once it takes in g's placements.
+				if err := r.bind(nodes, c.Snapshot()); err != nil {
+					return nil, nil, nil, err
+				}
+				if check, err = c.CatchUp(ctx, check, placed); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			return placed, g.Pods[k:], check, nil
 		}
 		if from != "" {
 			return d.resume(ctx, g, nodes, again(run, g, k), check, from)
