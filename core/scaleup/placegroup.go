@@ -73,6 +73,7 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 				if check, err = c.CatchUp(ctx, check, placed); err != nil {
 					return nil, nil, nil, err
 				}
+				r.keptChecks++
 			}
 			return placed, g.Pods[k:], check, nil
 		}

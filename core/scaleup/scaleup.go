@@ -131,6 +131,9 @@ type Plan struct {
 	SchedulerNodes, PlanNodes int
 	// hadOptions is set when some round offered the expander a choice.
 	hadOptions bool
+	// keptChecks counts the groups reused wholly whose check, made to
+	// look at the nodes that changed, served the pods they left.
+	keptChecks int
 }
 
 // ScaleUp grows one group.
@@ -257,7 +260,7 @@ func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, err
 	if err := d.schedulerPlacement(ctx, remaining); err != nil {
 		return nil, nil, err
 	}
-	d.plan.CarriedChecks = d.reuse.carried
+	d.plan.CarriedChecks, d.plan.keptChecks = d.reuse.carried, d.reuse.keptChecks
 	d.plan.Timings.Total = time.Since(d.start)
 	d.plan.Timings.Estimate = d.plan.Timings.Total - d.plan.Timings.FilterSchedulable
 	return d.plan, d.reuse, nil
