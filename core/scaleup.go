@@ -77,7 +77,7 @@ func (d *Decider) decide(ctx context.Context, in scaleup.Input) (*scaleup.Plan, 
 // (scaleup.SelectPending), counts the others in the report and tells the
 // pods the simulation cannot judge why they wait.
 func (d *Decider) selectPending(ctx context.Context, o *observation, report *Iteration) []*corev1.Pod {
-	sel := scaleup.SelectPending(o.pending, o.now, scaleup.Selection{
+	sel := d.mem.pendingOrder.Select(o.pending, o.now, scaleup.Selection{
 		PriorityCutoff: d.opts.ExpendablePodsPriorityCutoff, NewPodDelay: d.opts.NewPodScaleUpDelay})
 	report.expendable += sel.Expendable
 	report.young += sel.Young

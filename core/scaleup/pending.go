@@ -42,6 +42,14 @@ type Selected struct {
 // sorted by priority (highest first), then age (oldest first), then
 // namespace and name.
 func SelectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
+	out := selectPending(pending, now, s)
+	sortPending(out.Pods)
+	return out
+}
+
+// selectPending is SelectPending but for the order: the pods kept are in
+// pending's.
+func selectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
 	var out Selected
 	for _, p := range pending {
 		switch {
@@ -55,7 +63,6 @@ func SelectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
 			out.Pods = append(out.Pods, p)
 		}
 	}
-	sortPending(out.Pods)
 	return out
 }
 
@@ -75,22 +82,33 @@ type pendingKey struct {
 func sortPending(pods []*corev1.Pod) {
 	keys := make([]pendingKey, len(pods))
 	for i, p := range pods {
-		t := p.CreationTimestamp.Time
-		keys[i] = pendingKey{prio: PodPriority(p), sec: t.Unix(), nsec: int32(t.Nanosecond()), ns: p.Namespace, name: p.Name, pod: p}
+		keys[i] = keyOf(p)
 	}
-	slices.SortFunc(keys, func(a, b pendingKey) int {
-		if a.prio != b.prio {
-			return cmp.Compare(b.prio, a.prio)
-		}
-		if a.sec != b.sec {
-			return cmp.Compare(a.sec, b.sec)
-		}
-		return cmp.Or(cmp.Compare(a.nsec, b.nsec), cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
-	})
+	slices.SortFunc(keys, comparePending)
 	for i := range keys {
 		pods[i] = keys[i].pod
 	}
 }
+
+// keyOf is p's pendingKey.
+func keyOf(p *corev1.Pod) pendingKey {
+	t := p.CreationTimestamp.Time
+	return pendingKey{prio: PodPriority(p), sec: t.Unix(), nsec: int32(t.Nanosecond()), ns: p.Namespace, name: p.Name, pod: p}
+}
+
+// comparePending is the pending pods' order (see sortPending).
+func comparePending(a, b pendingKey) int {
+	if a.prio != b.prio {
+		return cmp.Compare(b.prio, a.prio)
+	}
+	if a.sec != b.sec {
+		return cmp.Compare(a.sec, b.sec)
+	}
+	return cmp.Or(cmp.Compare(a.nsec, b.nsec), cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
+}
+
+// pendingBefore tells whether a comes before b in the pending pods' order.
+func pendingBefore(a, b *corev1.Pod) bool { return comparePending(keyOf(a), keyOf(b)) < 0 }
 
 // Seen reports whether the decision at now sees a real pod as itself: on a
 // node, nominated to one, or pending and old enough for SelectPending
