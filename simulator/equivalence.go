@@ -57,17 +57,20 @@ func (k *EquivalenceKeys) Group(pods []*corev1.Pod) []*PodGroup {
 	// by creation): the last pod's group is looked at first.
 	var last *PodGroup
 	for _, p := range pods {
-		key := k.Key(p)
+		c := k.entry(p)
 		g := last
-		if g == nil || g.Key != key {
+		if g == nil || g.Key != c.key {
 			var ok bool
-			if g, ok = byKey[key]; !ok {
-				g = &PodGroup{Key: key, Owner: controllerUID(p)}
-				byKey[key] = g
+			if g, ok = byKey[c.key]; !ok {
+				g = &PodGroup{Key: c.key, Owner: controllerUID(p)}
+				byKey[c.key] = g
 				groups = append(groups, g)
 			}
 			last = g
 		}
+		// The group's pods share one copy of the key: comparing them
+		// next time reads no other.
+		c.key = g.Key
 		g.Pods = append(g.Pods, p)
 	}
 	k.Sweep()
@@ -75,9 +78,13 @@ func (k *EquivalenceKeys) Group(pods []*corev1.Pod) []*PodGroup {
 }
 
 // Key is p's equivalence key, from the cache when p was seen before.
-func (k *EquivalenceKeys) Key(p *corev1.Pod) string {
+func (k *EquivalenceKeys) Key(p *corev1.Pod) string { return k.entry(p).key }
+
+// entry is p's cache entry, made when p was not seen before (a pod
+// without a UID gets one the cache does not keep).
+func (k *EquivalenceKeys) entry(p *corev1.Pod) *cachedKey {
 	if p.UID == "" {
-		return EquivalenceKey(p)
+		return &cachedKey{pod: p, key: EquivalenceKey(p)}
 	}
 	c := k.cache[p.UID]
 	if c == nil || c.pod != p {
@@ -85,7 +92,7 @@ func (k *EquivalenceKeys) Key(p *corev1.Pod) string {
 		k.cache[p.UID] = c
 	}
 	c.lastUsed = k.calls
-	return c.key
+	return c
 }
 
 // Sweep ends a round of lookups: keys used in neither this round nor the

@@ -42,7 +42,9 @@ func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *sim
 func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex) (placed []simulator.Placed, unplaced []*corev1.Pod, check *simulator.GroupCheck, err error) {
 	c, r := d.in.Checker, d.reuse
 	run := r.match(g)
-	defer r.done(run)
+	// same is set when g's placements are run's: diff stays as it is.
+	same := false
+	defer func() { r.done(run, same) }()
 	if run != nil && r.isLocal(c.Snapshot(), g.Representative()) {
 		k, whole, from, err := r.standing(run, g, func(name string) (bool, error) {
 			if check == nil {
@@ -63,7 +65,8 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 			placed = again(run, g, k)
 			r.reused++
 			r.unbound = append(r.unbound, placed...)
-			r.record(g, true, placed)
+			r.addRun(g, true, placed)
+			same = true
 			if check != nil && k < len(g.Pods) {
 				// The check made to find the nodes that changed serves
 				// the pods left once it takes in g's placements.

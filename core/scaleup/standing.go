@@ -22,10 +22,13 @@ func (r *filterReuse) match(g *simulator.PodGroup) *groupRun {
 }
 
 // done takes run's placements out of diff, once g's are known (record
-// adds them): where they are the same, diff stays as it was.
-func (r *filterReuse) done(run *groupRun) {
+// adds them): where they are the same, diff stays as it was. same tells
+// that g's are run's, not added to diff.
+func (r *filterReuse) done(run *groupRun, same bool) {
 	if run != nil {
-		r.add(run.placed, ^uint64(0))
+		if !same {
+			r.add(run.placed, ^uint64(0))
+		}
 		r.accounted++
 	}
 }
@@ -45,6 +48,11 @@ func (r *filterReuse) add(placed []simulator.Placed, sign uint64) {
 // record notes how g was placed.
 func (r *filterReuse) record(g *simulator.PodGroup, local bool, placed []simulator.Placed) {
 	r.add(placed, 1)
+	r.addRun(g, local, placed)
+}
+
+// addRun notes how g was placed, for the next filter (diff left as is).
+func (r *filterReuse) addRun(g *simulator.PodGroup, local bool, placed []simulator.Placed) {
 	var uids []types.UID
 	if j, ok := r.byKey[g.Key]; ok && r.prev.groups[j].samePods(g) {
 		// The same pods: the list is shared (no run changes its own).
