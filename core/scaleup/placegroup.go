@@ -101,13 +101,17 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 	return placed, unplaced, check, nil
 }
 
-// bind binds the reused placements in the snapshot and tells the index.
+// bind binds the reused placements in the snapshot and tells the index,
+// once for the placements on one node in a row (it measures the node as
+// it is).
 func (r *filterReuse) bind(nodes *simulator.NodeIndex, snap *simulator.Snapshot) error {
-	for _, p := range r.unbound {
+	for i, p := range r.unbound {
 		if err := snap.AddPod(p.Info, p.Node); err != nil {
 			return err
 		}
-		nodes.Update(p.Node)
+		if i+1 == len(r.unbound) || r.unbound[i+1].Node != p.Node {
+			nodes.Update(p.Node)
+		}
 	}
 	r.unbound = r.unbound[:0]
 	return nil
