@@ -50,6 +50,9 @@ type Options struct {
 	Address       string
 	KubeClientQPS float32
 	KubeBurst     int
+	// KubeAPIContentType is the content type of the requests of the
+	// clients of built-in objects (--kube-api-content-type).
+	KubeAPIContentType string
 	// EmitPerNodeGroupMetrics adds CA's per node group gauges to /metrics.
 	EmitPerNodeGroupMetrics bool
 
@@ -103,6 +106,7 @@ func NewOptions() *Options {
 		UserAgent:            "tidal",
 		Address:              ":8085",
 		KubeClientQPS:        5,
+		KubeAPIContentType:   ContentTypeProtobuf,
 		KubeBurst:            10,
 		LeaderElect:          true,
 		LeaseName:            "tidal",
@@ -132,6 +136,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.EmitPerNodeGroupMetrics, "emit-per-nodegroup-metrics", o.EmitPerNodeGroupMetrics, "Add Cluster Autoscaler's per node group gauges (cluster_autoscaler_node_group_*) to /metrics.")
 	fs.Float32Var(&o.KubeClientQPS, "kube-client-qps", o.KubeClientQPS, "Queries per second to the API server.")
 	fs.IntVar(&o.KubeBurst, "kube-client-burst", o.KubeBurst, "Burst of queries to the API server.")
+	fs.StringVar(&o.KubeAPIContentType, "kube-api-content-type", o.KubeAPIContentType, "Content type of the requests for built-in objects (nodes, pods, events, ...): "+ContentTypeProtobuf+" or "+ContentTypeJSON+". Custom resources and the metrics APIs always use "+ContentTypeJSON+".")
 
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run only while holding the leader Lease, so several replicas can run for availability.")
 	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", o.LeaseName, "Name of the leader-election Lease.")
@@ -258,8 +263,17 @@ func (o *Options) validateClient() error {
 	if math.IsNaN(q) || math.IsInf(q, 0) || q <= 0 {
 		return fmt.Errorf("--kube-client-qps=%v must be a positive number", o.KubeClientQPS)
 	}
+	if o.KubeAPIContentType != ContentTypeProtobuf && o.KubeAPIContentType != ContentTypeJSON {
+		return fmt.Errorf("--kube-api-content-type=%q: want %s or %s", o.KubeAPIContentType, ContentTypeProtobuf, ContentTypeJSON)
+	}
 	return atLeast("--kube-client-burst", o.KubeBurst, 1)
 }
+
+// The content types --kube-api-content-type takes.
+const (
+	ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
+	ContentTypeJSON     = "application/json"
+)
 
 func validateAddress(addr string) error {
 	host, port, err := net.SplitHostPort(addr)

@@ -69,6 +69,8 @@ func TestValidateNamesTheBadFlag(t *testing.T) {
 		{[]string{"--kube-client-qps=+Inf"}, `--kube-client-qps=+Inf must be a positive number`},
 		{[]string{"--kube-client-qps=0"}, `--kube-client-qps=0 must be a positive number`},
 		{[]string{"--kube-client-burst=0"}, `--kube-client-burst=0 must be at least 1`},
+		{[]string{"--kube-api-content-type=application/cbor"}, `--kube-api-content-type="application/cbor": want application/vnd.kubernetes.protobuf or application/json`},
+		{[]string{"--kube-api-content-type="}, `--kube-api-content-type="": want`},
 
 		// Totals that would wrap around in millicores or bytes.
 		{[]string{"--memory-total=0:17179869185"}, `--memory-total="0:17179869185": want 0 <= MIN <= MAX <= 8589934591`},

@@ -17,8 +17,9 @@ import (
 
 // Cluster generates the cluster of p as tidal's informers hold it: every
 // object as the API server stores it (benchgen's Store: defaults,
-// admission, statuses, managed fields), sent as JSON and decoded as
-// client-go decodes a watch stream (so that every object has its own
+// admission, statuses, managed fields), sent in Kubernetes' protobuf
+// (tidal's default content type) and decoded as client-go decodes a watch
+// stream (so that every object has its own
 // allocations, as in an informer's cache), then passed to tidal's informer
 // transform (a trim.Sharer's: trimmed, pods sharing what replicas have in
 // common), one object at a time as an informer does (see watch).

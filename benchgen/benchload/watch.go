@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
@@ -24,7 +24,8 @@ import (
 // watch carries benchgen's stored objects to an informer as a watch stream
 // (client-go's streaming list, on by default since client-go 1.35, which
 // applies the informer's transform to each object as it arrives) does:
-// every object is encoded as JSON once the API server has stored it, and
+// every object is encoded in Kubernetes' protobuf once the API server has
+// stored it (tidal's clients ask for it, --kube-api-content-type), and
 // decoded and transformed by the informer one after the other.
 //
 // The API server is another process: its copies, and the generator that
@@ -35,7 +36,7 @@ import (
 // tidal's informers hold, and the process's peak RSS can be restarted in
 // between (see forgetPeak).
 type watch struct {
-	wire   *json.Serializer
+	wire   *protobuf.Serializer
 	sharer *trim.Sharer
 	file   *os.File
 	out    *bufio.Writer
@@ -75,7 +76,7 @@ func newWatch() (*watch, error) {
 	unlinked := os.Remove(f.Name()) == nil
 	return &watch{
 		unlinked: unlinked,
-		wire:     json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{}),
+		wire:     protobuf.NewSerializer(scheme.Scheme, scheme.Scheme),
 		sharer:   trim.NewSharer(),
 		file:     f,
 		out:      bufio.NewWriterSize(f, 1<<20),
@@ -91,7 +92,7 @@ func (w *watch) close() {
 }
 
 // send is benchgen's transform: it writes obj to the stream (a kind byte,
-// the length and the JSON), empties it and returns a nil of its type, so
+// the length and the encoded object), empties it and returns a nil of its type, so
 // that the cluster drops it (the generator's blocks of pods are garbage as
 // soon as they are sent); receive puts the informer's in its place.
 func (w *watch) send(obj any) (any, error) {
@@ -173,7 +174,7 @@ func (w *watch) receive(c *benchgen.Cluster) error {
 }
 
 // next reads, decodes and transforms the stream's next object; data is a
-// buffer to read its JSON into (the decoder copies what it keeps), given
+// buffer to read its encoding into (the decoder copies what it keeps), given
 // back grown as needed. io.EOF means the stream ended cleanly.
 func (w *watch) next(in *bufio.Reader, data []byte) (runtime.Object, []byte, error) {
 	kind, err := in.ReadByte()

@@ -188,7 +188,7 @@ func startBenchTidal(b *testing.B, e *benchEnv) *benchTidal {
 	ctx, cancel := context.WithCancel(testenv.LogOnFailure(context.Background(), b, 1))
 	t := &benchTidal{ctx: ctx, stopAll: cancel, opts: config.NewOptions(), metrics: prometheus.NewRegistry()}
 	t.opts.ScaleDown.MaxBulkSoftTaintCount = 0
-	cfg := rest.CopyConfig(e.lc.Config)
+	cfg := app.BuiltinClientConfig(e.lc.Config, t.opts.KubeAPIContentType)
 	cfg.QPS, cfg.Burst = t.opts.KubeClientQPS, t.opts.KubeBurst
 	rest.AddUserAgent(cfg, app.ComponentName)
 	var err error

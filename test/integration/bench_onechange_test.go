@@ -112,6 +112,12 @@ func podCPU(p *corev1.Pod) int64 {
 	return m
 }
 
+// outcomeWait is how long next waits for a change's outcome. At S3 the
+// scheduler may take minutes to try an added pod: every 5 minutes it puts
+// the 1,250 pods it left unschedulable back in its queue, each tried on
+// 5,000 nodes, ahead of the new pod, which was queued later.
+const outcomeWait = 20 * time.Minute
+
 // next makes the next change and waits until tidal's informers hold its
 // outcome.
 func (ch *oneChange) next(b *testing.B, t *benchTidal) {
@@ -149,7 +155,7 @@ func (ch *oneChange) next(b *testing.B, t *benchTidal) {
 	}
 	pods := t.factory.Core().V1().Pods().Lister().Pods(benchgen.Namespace)
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, outcomeWait, true, func(context.Context) (bool, error) {
 		p, err := pods.Get(name)
 		switch {
 		case apierrors.IsNotFound(err):

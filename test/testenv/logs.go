@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"os"
 	"sync"
 	"testing"
 
@@ -16,6 +17,11 @@ const LogVerbosity = 4
 // logTail is how much of a log a failing test prints: its end, where the
 // failure is.
 const logTail = 128 << 10
+
+// LogAlwaysEnv, set to "true", makes LogOnFailure print the log of a test
+// that passed too: how figures that only the log gives (a latency the test
+// does not assert) are read from a passing run.
+const LogAlwaysEnv = "TIDAL_TEST_LOG_ALWAYS"
 
 // lockedBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
 type lockedBuffer struct {
@@ -43,8 +49,9 @@ func (b *lockedBuffer) tail(n int) string {
 type loggedKey struct{}
 
 // LogOnFailure returns ctx with a logger at the given verbosity whose output
-// is kept in memory and printed (its last 128 KiB) only if the test fails,
-// so a failure can be told from the test's output alone. Everything run
+// is kept in memory and printed (its last 128 KiB) only if the test fails
+// (or if LogAlwaysEnv is "true"), so a failure can be told from the test's
+// output alone. Everything run
 // with the context logs there: tidal, the clouds, the loops.
 func LogOnFailure(ctx context.Context, t testing.TB, verbosity int) context.Context {
 	return logOnFailure(ctx, t, verbosity, "tidal's log")
@@ -52,8 +59,9 @@ func LogOnFailure(ctx context.Context, t testing.TB, verbosity int) context.Cont
 
 func logOnFailure(ctx context.Context, t testing.TB, verbosity int, title string) context.Context {
 	buf := &lockedBuffer{}
+	always := os.Getenv(LogAlwaysEnv) == "true"
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || always {
 			t.Logf("%s (verbosity %d):\n%s", title, verbosity, buf.tail(logTail))
 		}
 	})

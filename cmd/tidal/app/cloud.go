@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/tidal-autoscaler/tidal/cloudprovider"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
@@ -80,7 +79,7 @@ func localCloudClient(env *loopEnv) (kubernetes.Interface, error) {
 	if c := env.seams.localCloudClient; c != nil {
 		return c, nil
 	}
-	cfg := rest.CopyConfig(env.restConfig)
+	cfg := BuiltinClientConfig(env.restConfig, env.opts.KubeAPIContentType)
 	cfg.QPS, cfg.Burst = localCloudQPS, 2*localCloudQPS
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -21,7 +21,7 @@ func liveSource(ctx context.Context, opts *config.Options) (explain.Source, erro
 		return explain.Source{}, err
 	}
 	cfg.Wrap(refuseWrites)
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(BuiltinClientConfig(cfg, opts.KubeAPIContentType))
 	if err != nil {
 		return explain.Source{}, fmt.Errorf("kubernetes client: %w", err)
 	}

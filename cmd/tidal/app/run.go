@@ -138,7 +138,7 @@ func Run(ctx context.Context, opts *config.Options, options ...Option) error {
 		restCfg.Wrap(guard.wrap)
 		logger.Info("Dry run: deciding without acting", "lease", opts.LeaseName, "statusConfigMap", opts.ScaleUp.StatusConfigMapName)
 	}
-	client, err := kubernetes.NewForConfig(restCfg)
+	client, err := kubernetes.NewForConfig(BuiltinClientConfig(restCfg, opts.KubeAPIContentType))
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
@@ -176,6 +176,21 @@ func restConfig(opts *config.Options) (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = opts.KubeClientQPS, opts.KubeBurst
 	cfg.UserAgent = userAgent(opts.UserAgent)
 	return cfg, nil
+}
+
+// BuiltinClientConfig is cfg for a client of built-in objects only (a
+// kubernetes.Interface): its requests in contentType, as
+// --kube-api-content-type says, and its replies in contentType or else JSON.
+// The clients of custom resources, scale subresources and the metrics APIs
+// keep cfg's JSON: the API server serves custom resources in JSON only.
+func BuiltinClientConfig(cfg *rest.Config, contentType string) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.ContentType = contentType
+	out.AcceptContentTypes = contentType
+	if contentType != config.ContentTypeJSON {
+		out.AcceptContentTypes += "," + config.ContentTypeJSON
+	}
+	return out
 }
 
 // userAgent is name/version (os/arch), as client-go's default user agent
@@ -235,7 +250,7 @@ func runLoops(ctx context.Context, env *loopEnv) error {
 
 	// Events get a client of their own, so that a burst of them (one per
 	// pod a scale-up helps) never delays a taint or an eviction.
-	eventsClient, err := kubernetes.NewForConfig(env.restConfig)
+	eventsClient, err := kubernetes.NewForConfig(BuiltinClientConfig(env.restConfig, env.opts.KubeAPIContentType))
 	if err != nil {
 		return fmt.Errorf("kubernetes client for events: %w", err)
 	}
