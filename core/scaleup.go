@@ -28,11 +28,12 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 	groups := decisionGroups(o, d.state, d.sched)
 	avoided := d.avoided(groups)
 	cleared := d.clearedNominations(d.startingNodes(o))
+	waiting := d.waiters.groups()
 	for attempt := 0; ; attempt++ {
 		pricing, _ := d.cloud.Pricing()
 		ectx := expanderContext(o, groups, d.mem.rnd.Uint64(), d.prio.current(), pricing)
 		in := decisionInput(o, podGroups, groups, ectx, d.opts, d.checker, d.chain, d.cloud)
-		in.Cleared = cleared
+		in.Cleared, in.Waiting = cleared, waiting
 		plan, reused, err := d.decide(ctx, in)
 		if err != nil {
 			return fmt.Errorf("scale-up decision: %w", err)

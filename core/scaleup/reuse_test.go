@@ -59,6 +59,8 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 	// clearedHome counts cleared pods placed on the ready node their
 	// nomination named, awaitingOn pods placed on a starting node's copy.
 	clearedHome, awaitingOn := 0, 0
+	// waited counts pods placed on the copies of the group they waited for.
+	waited := 0
 	for seed := range uint64(5) {
 		p := benchgen.S1()
 		p.Seed, p.N, p.M, p.P, p.G, p.K = 100+seed, 40, 12, 200+40*int(seed), 8+int(seed), 4
@@ -75,6 +77,9 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 		keys := simulator.NewEquivalenceKeys()
 		var last, before Reuse
 		var history []string
+		// waiting are the pods the last decision helped, with their group,
+		// as the node loop hands them to the next (Input.Waiting).
+		var waiting map[types.UID]string
 		for step := range 30 {
 			if step > 0 {
 				for range 1 + ch.r.IntN(3) {
@@ -84,7 +89,7 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 			}
 			in := Input{Checker: checker, Pending: keys.Group(loopOrder(benchgen.ListerOrder(ch.r, ch.pending))),
 				Groups: slices.Clone(ch.groups), NotReady: maps.Clone(ch.notReady), Cleared: maps.Clone(ch.cleared), Chain: chain,
-				ExpanderContext: &expander.Context{Seed: 1}, Limits: Limits{MaxNodesPerScaleUp: 1000}}
+				ExpanderContext: &expander.Context{Seed: 1}, Limits: Limits{MaxNodesPerScaleUp: 1000}, Waiting: waiting}
 			inc, next, err := DecideFrom(ctx, in, last)
 			if err != nil {
 				t.Fatal(err)
@@ -116,6 +121,12 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 				}
 			}
 			awaitingOn += len(inc.AwaitingOn)
+			for uid, g := range inc.Awaiting {
+				if in.Waiting[uid] == g {
+					waited++
+				}
+			}
+			waiting = inc.Helped()
 			reused += inc.ReusedGroups
 			resumed += inc.ResumedGroups
 			carried += inc.CarriedChecks
@@ -132,12 +143,12 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 	// Kept checks are those of groups reused wholly with pods left, whose
 	// check looked at the nodes that changed; older counts the groups
 	// reused from the Reuse before the last.
-	if reused == 0 || resumed == 0 || searched == 0 || clearedHome == 0 || awaitingOn == 0 || carried == 0 || kept == 0 || older == 0 {
-		t.Fatalf("%d groups reused, %d in part, %d searched, %d cleared pods placed on their ready node, %d on a starting node, %d checks carried, %d kept for the pods left, %d groups reused from an older Reuse: the changes do not exercise the reuse",
-			reused, resumed, searched, clearedHome, awaitingOn, carried, kept, older)
+	if reused == 0 || resumed == 0 || searched == 0 || clearedHome == 0 || awaitingOn == 0 || carried == 0 || kept == 0 || older == 0 || waited == 0 {
+		t.Fatalf("%d groups reused, %d in part, %d searched, %d cleared pods placed on their ready node, %d on a starting node, %d checks carried, %d kept for the pods left, %d groups reused from an older Reuse, %d pods on their waited group's copies: the changes do not exercise the reuse",
+			reused, resumed, searched, clearedHome, awaitingOn, carried, kept, older, waited)
 	}
-	t.Logf("%d changes: %d pod groups' placements reused, %d in part, %d searched afresh, %d cleared pods placed on their ready node, %d on a starting node's copy, %d group checks carried from the last, %d kept for the pods left, %d groups reused from the Reuse before the last, the same decisions as from scratch",
-		changes, reused, resumed, searched, clearedHome, awaitingOn, carried, kept, older)
+	t.Logf("%d changes: %d pod groups' placements reused, %d in part, %d searched afresh, %d cleared pods placed on their ready node, %d on a starting node's copy, %d group checks carried from the last, %d kept for the pods left, %d groups reused from the Reuse before the last, %d pods on their waited group's copies, the same decisions as from scratch",
+		changes, reused, resumed, searched, clearedHome, awaitingOn, carried, kept, older, waited)
 }
 
 // change makes one random change and says what it was.
