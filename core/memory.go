@@ -17,6 +17,8 @@ type memory struct {
 	// is the same.
 	scaleUp   scaleup.Memory
 	scaleDown scaledown.Planner
+	// pendingOrder sorts the pending pods from the last iteration's order.
+	pendingOrder scaleup.PendingOrder
 	// unneeded is since when each unneeded node has been so
 	// (scaledown.Track).
 	unneeded scaledown.Tracking

@@ -28,11 +28,12 @@ func (d *Decider) scaleUp(ctx context.Context, o *observation, report *Iteration
 	groups := decisionGroups(o, d.state, d.sched)
 	avoided := d.avoided(groups)
 	cleared := d.clearedNominations(d.startingNodes(o))
+	waiting := d.waiters.groups()
 	for attempt := 0; ; attempt++ {
 		pricing, _ := d.cloud.Pricing()
 		ectx := expanderContext(o, groups, d.mem.rnd.Uint64(), d.prio.current(), pricing)
 		in := decisionInput(o, podGroups, groups, ectx, d.opts, d.checker, d.chain, d.cloud)
-		in.Cleared = cleared
+		in.Cleared, in.Waiting = cleared, waiting
 		plan, reused, err := d.decide(ctx, in)
 		if err != nil {
 			return fmt.Errorf("scale-up decision: %w", err)
@@ -77,7 +78,7 @@ func (d *Decider) decide(ctx context.Context, in scaleup.Input) (*scaleup.Plan, 
 // (scaleup.SelectPending), counts the others in the report and tells the
 // pods the simulation cannot judge why they wait.
 func (d *Decider) selectPending(ctx context.Context, o *observation, report *Iteration) []*corev1.Pod {
-	sel := scaleup.SelectPending(o.pending, o.now, scaleup.Selection{
+	sel := d.mem.pendingOrder.Select(o.pending, o.now, scaleup.Selection{
 		PriorityCutoff: d.opts.ExpendablePodsPriorityCutoff, NewPodDelay: d.opts.NewPodScaleUpDelay})
 	report.expendable += sel.Expendable
 	report.young += sel.Young

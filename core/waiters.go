@@ -69,6 +69,17 @@ func (a *waiters) update(pending []*corev1.Pod, plan *scaleup.Plan, coming func(
 	a.pods = next
 }
 
+// groups maps the waiting pods to the group whose nodes each waits for.
+func (a *waiters) groups() map[types.UID]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[types.UID]string, len(a.pods))
+	for uid, w := range a.pods {
+		out[uid] = w.group
+	}
+	return out
+}
+
 // waitingFor returns those of pods that wait for nodes of group.
 func (a *waiters) waitingFor(group string, pods []*corev1.Pod) []*corev1.Pod {
 	a.mu.Lock()

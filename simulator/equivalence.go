@@ -29,7 +29,7 @@ func (g *PodGroup) Representative() *corev1.Pod { return g.Pods[0] }
 // for every change), so pods pending for many loops are hashed once. It is
 // not safe for concurrent use.
 type EquivalenceKeys struct {
-	cache map[types.UID]cachedKey
+	cache map[types.UID]*cachedKey
 	// calls counts rounds (Group calls, Sweeps); keys unused for two
 	// rounds are forgotten, so two callers taking turns (pending pods,
 	// headroom) keep theirs.
@@ -44,7 +44,7 @@ type cachedKey struct {
 
 // NewEquivalenceKeys returns an empty key cache.
 func NewEquivalenceKeys() *EquivalenceKeys {
-	return &EquivalenceKeys{cache: map[types.UID]cachedKey{}}
+	return &EquivalenceKeys{cache: map[types.UID]*cachedKey{}}
 }
 
 // Group splits pods into equivalence groups, in the order each group's
@@ -53,14 +53,24 @@ func NewEquivalenceKeys() *EquivalenceKeys {
 func (k *EquivalenceKeys) Group(pods []*corev1.Pod) []*PodGroup {
 	byKey := map[string]*PodGroup{}
 	var groups []*PodGroup
+	// Pods of one group mostly come together (created together, sorted
+	// by creation): the last pod's group is looked at first.
+	var last *PodGroup
 	for _, p := range pods {
-		key := k.Key(p)
-		g, ok := byKey[key]
-		if !ok {
-			g = &PodGroup{Key: key, Owner: controllerUID(p)}
-			byKey[key] = g
-			groups = append(groups, g)
+		c := k.entry(p)
+		g := last
+		if g == nil || g.Key != c.key {
+			var ok bool
+			if g, ok = byKey[c.key]; !ok {
+				g = &PodGroup{Key: c.key, Owner: controllerUID(p)}
+				byKey[c.key] = g
+				groups = append(groups, g)
+			}
+			last = g
 		}
+		// The group's pods share one copy of the key: comparing them
+		// next time reads no other.
+		c.key = g.Key
 		g.Pods = append(g.Pods, p)
 	}
 	k.Sweep()
@@ -68,17 +78,21 @@ func (k *EquivalenceKeys) Group(pods []*corev1.Pod) []*PodGroup {
 }
 
 // Key is p's equivalence key, from the cache when p was seen before.
-func (k *EquivalenceKeys) Key(p *corev1.Pod) string {
+func (k *EquivalenceKeys) Key(p *corev1.Pod) string { return k.entry(p).key }
+
+// entry is p's cache entry, made when p was not seen before (a pod
+// without a UID gets one the cache does not keep).
+func (k *EquivalenceKeys) entry(p *corev1.Pod) *cachedKey {
 	if p.UID == "" {
-		return EquivalenceKey(p)
+		return &cachedKey{pod: p, key: EquivalenceKey(p)}
 	}
-	c, ok := k.cache[p.UID]
-	if !ok || c.pod != p {
-		c = cachedKey{pod: p, key: EquivalenceKey(p)}
+	c := k.cache[p.UID]
+	if c == nil || c.pod != p {
+		c = &cachedKey{pod: p, key: EquivalenceKey(p)}
+		k.cache[p.UID] = c
 	}
 	c.lastUsed = k.calls
-	k.cache[p.UID] = c
-	return c.key
+	return c
 }
 
 // Sweep ends a round of lookups: keys used in neither this round nor the

@@ -135,8 +135,11 @@ func NodePrint(ni fwk.NodeInfo) uint64 {
 // PrintMemo memoizes NodePrint by NodeInfo while its generation, which
 // every change of the node or its pods renews, and its Node object (which
 // informers replace on every change) stay the same. A decision builds the
-// next one as it reads the nodes, from the last one.
-type PrintMemo map[fwk.NodeInfo]printMemo
+// next one as it reads the nodes, from the last one. Memos share their
+// entries: an entry states what the node's print is at its generation,
+// which stays true whichever memo holds it (Settle renews the generation
+// only of nodes that hold what they held).
+type PrintMemo map[fwk.NodeInfo]*printMemo
 
 type printMemo struct {
 	generation int64
@@ -150,13 +153,15 @@ type printMemo struct {
 // same); m remembers it.
 func (m PrintMemo) Print(prev PrintMemo, ni fwk.NodeInfo) uint64 {
 	node := ni.Node()
-	e, ok := prev[ni]
-	if !ok || e.node != node || e.generation != ni.GetGeneration() {
-		h := e.nodeHash
-		if !ok || e.node != node {
+	e := prev[ni]
+	if e == nil || e.node != node || e.generation != ni.GetGeneration() {
+		var h uint64
+		if e != nil && e.node == node {
+			h = e.nodeHash
+		} else {
 			h = NodeHash(node)
 		}
-		e = printMemo{generation: ni.GetGeneration(), node: node, nodeHash: h, print: NodeInfoHash(h^PodsHash(ni), ni)}
+		e = &printMemo{generation: ni.GetGeneration(), node: node, nodeHash: h, print: NodeInfoHash(h^PodsHash(ni), ni)}
 	}
 	m[ni] = e
 	return e.print
@@ -172,6 +177,5 @@ func (m PrintMemo) Settle(snap *Snapshot) {
 			continue
 		}
 		e.generation = ni.GetGeneration()
-		m[ni] = e
 	}
 }

@@ -294,6 +294,10 @@ func (c *Checker) placeGroup(ctx context.Context, gc *GroupCheck, pods []*corev1
 			return nil, nil, fmt.Errorf("place pod group %s: %w", gc.Group.Key, err)
 		}
 		bound(pl.Node)
+		if placed == nil {
+			// Most groups place most of their pods once one fits.
+			placed = make([]Placed, 0, len(pods)-i)
+		}
 		placed = append(placed, pl)
 	}
 	return placed, unplaced, nil

@@ -18,7 +18,8 @@ import (
 // one change apart: in turn a pending pod added (a new replica, with its
 // own token volume), that pod gone, a running pod gone from its node, and
 // that pod bound again. Each iteration lists the pending pods in a new
-// order, sorts and groups them as the node loop does, and decides:
+// order, sorts them from the last order and groups them as the node loop
+// does, and decides:
 // mode=incremental as the node loop does (Memory, the last decision's
 // Reuse), mode=scratch from scratch (what every changed iteration cost
 // before Reuse). reused-groups/op counts the pod groups whose placements
@@ -33,6 +34,10 @@ func BenchmarkScaleUpOneChange(b *testing.B) {
 				b.Run("mode="+mode, func(b *testing.B) {
 					ch := &oneChange{bn: bn, pending: slices.Clone(bn.c.PendingPods)}
 					var m Memory
+					// The node loop sorts the pending pods from the last
+					// iteration's order.
+					var order PendingOrder
+					order.sort(loopOrder(bn.c.PendingPods))
 					if _, _, err := m.Decide(ctx, in); err != nil {
 						b.Fatal(err)
 					}
@@ -40,7 +45,9 @@ func BenchmarkScaleUpOneChange(b *testing.B) {
 					run(b, func() {
 						ch.next(b)
 						next := in
-						next.Pending = bn.keys.Group(loopOrder(benchgen.ListerOrder(bn.r, ch.pending)))
+						listed := benchgen.ListerOrder(bn.r, ch.pending)
+						order.sort(listed)
+						next.Pending = bn.keys.Group(listed)
 						var plan *Plan
 						var err error
 						if mode == "incremental" {

@@ -1,7 +1,6 @@
 package scaleup
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"testing"
@@ -78,18 +77,10 @@ func withUpcoming(groups []Group, ups []ScaleUp) []Group {
 	return out
 }
 
-// loopOrder is pods in the order the node loop decides them in.
+// loopOrder is pods in the order the node loop decides them in
+// (SelectPending's).
 func loopOrder(pods []*corev1.Pod) []*corev1.Pod {
 	out := slices.Clone(pods)
-	prio := func(p *corev1.Pod) int32 {
-		if p.Spec.Priority == nil {
-			return 0
-		}
-		return *p.Spec.Priority
-	}
-	slices.SortFunc(out, func(a, b *corev1.Pod) int {
-		return cmp.Or(cmp.Compare(prio(b), prio(a)), a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
-			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	sortPending(out)
 	return out
 }

@@ -1,11 +1,18 @@
 package scaleup
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // moved returns the values of seq (distinct indices of an earlier list)
 // that are out of their earlier order: those not in a longest increasing
 // subsequence of seq, so that the others keep their order.
 func moved(seq []int) []int {
+	if slices.IsSorted(seq) {
+		// Nothing moved (the usual case): the values are distinct.
+		return nil
+	}
 	// tails[k] is the index in seq of the smallest last value of an
 	// increasing subsequence of length k+1; prev links each to the one
 	// before it.

@@ -20,10 +20,10 @@ import (
 // and returns it again while nothing it read changed: the snapshot (its
 // version), the objects the scheduler's plugins read from informers, the
 // pending pod groups and their pods in order, the node groups (sizes,
-// upcoming nodes, availability, template) and the limits. Pods waiting for
-// nodes already requested then cost next to nothing per iteration. A
-// decision that scaled up is never reused: carrying it out changes its
-// input.
+// upcoming nodes, availability, template), the groups pods wait for and the
+// limits. Pods waiting for nodes already requested then cost next to
+// nothing per iteration. A decision that scaled up is never reused:
+// carrying it out changes its input.
 //
 // Any other decision starts from what the last one found (DecideFrom), so
 // that it costs in proportion to what changed.
@@ -107,6 +107,12 @@ func inputKey(in Input) (uint64, error) {
 	}
 	slices.Sort(cleared)
 	fmt.Fprintf(h, "%q|", cleared)
+	waiting := make([]string, 0, len(in.Waiting))
+	for uid, group := range in.Waiting {
+		waiting = append(waiting, string(uid)+"="+group)
+	}
+	slices.Sort(waiting)
+	fmt.Fprintf(h, "%q|", waiting)
 	// The pending pods, thousands, are written each with its length (as
 	// unambiguous as quoting, without formatting each).
 	b := binary.AppendUvarint(nil, uint64(len(in.Pending)))

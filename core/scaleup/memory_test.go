@@ -91,6 +91,9 @@ func TestMemoryDecidesAgainWhenAnythingItReadChanged(t *testing.T) {
 		{"a cleared nomination", func(c *cluster, in *Input) {
 			in.Cleared = map[types.UID]string{in.Pending[0].Pods[0].UID: "g-1"}
 		}},
+		{"a pod waiting for a group", func(c *cluster, in *Input) {
+			in.Waiting = map[types.UID]string{in.Pending[0].Pods[0].UID: "g"}
+		}},
 		{"rounds", func(c *cluster, in *Input) { in.MaxRounds = 1 }},
 		{"balancing", func(c *cluster, in *Input) { in.BalanceSimilar = true }},
 		{"balancing labels", func(c *cluster, in *Input) { in.BalancingLabels = []string{"pool"} }},

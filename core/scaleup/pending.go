@@ -42,6 +42,14 @@ type Selected struct {
 // sorted by priority (highest first), then age (oldest first), then
 // namespace and name.
 func SelectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
+	out := selectPending(pending, now, s)
+	sortPending(out.Pods)
+	return out
+}
+
+// selectPending is SelectPending but for the order: the pods kept are in
+// pending's.
+func selectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
 	var out Selected
 	for _, p := range pending {
 		switch {
@@ -55,12 +63,52 @@ func SelectPending(pending []*corev1.Pod, now time.Time, s Selection) Selected {
 			out.Pods = append(out.Pods, p)
 		}
 	}
-	slices.SortFunc(out.Pods, func(a, b *corev1.Pod) int {
-		return cmp.Or(cmp.Compare(PodPriority(b), PodPriority(a)), a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
-			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
 	return out
 }
+
+// pendingKey is what sortPending orders a pod by, read once per pod: the
+// comparisons then read no pod object.
+type pendingKey struct {
+	prio     int32
+	nsec     int32
+	sec      int64
+	ns, name string
+	pod      *corev1.Pod
+}
+
+// sortPending sorts pods by priority (highest first), then creation time
+// (oldest first), then namespace and name: an order of the pods alone, not
+// of the order they come in.
+func sortPending(pods []*corev1.Pod) {
+	keys := make([]pendingKey, len(pods))
+	for i, p := range pods {
+		keys[i] = keyOf(p)
+	}
+	slices.SortFunc(keys, comparePending)
+	for i := range keys {
+		pods[i] = keys[i].pod
+	}
+}
+
+// keyOf is p's pendingKey.
+func keyOf(p *corev1.Pod) pendingKey {
+	t := p.CreationTimestamp.Time
+	return pendingKey{prio: PodPriority(p), sec: t.Unix(), nsec: int32(t.Nanosecond()), ns: p.Namespace, name: p.Name, pod: p}
+}
+
+// comparePending is the pending pods' order (see sortPending).
+func comparePending(a, b pendingKey) int {
+	if a.prio != b.prio {
+		return cmp.Compare(b.prio, a.prio)
+	}
+	if a.sec != b.sec {
+		return cmp.Compare(a.sec, b.sec)
+	}
+	return cmp.Or(cmp.Compare(a.nsec, b.nsec), cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
+}
+
+// pendingBefore tells whether a comes before b in the pending pods' order.
+func pendingBefore(a, b *corev1.Pod) bool { return comparePending(keyOf(a), keyOf(b)) < 0 }
 
 // Seen reports whether the decision at now sees a real pod as itself: on a
 // node, nominated to one, or pending and old enough for SelectPending

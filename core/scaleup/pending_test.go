@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/tidal-autoscaler/tidal/benchgen"
 	"github.com/tidal-autoscaler/tidal/simulator"
 	"github.com/tidal-autoscaler/tidal/simulator/simtest"
 )
@@ -221,5 +222,103 @@ func TestSeen(t *testing.T) {
 				t.Errorf("%s: SelectPending keeps it = %v, Seen = %v", tt.pod.Name, kept, tt.want)
 			}
 		}
+	}
+}
+
+// The keyed sort orders pods as comparing the pods themselves does:
+// priority (unset is 0), creation to the nanosecond, namespace, name, on
+// pods drawn so that every one of these ties often, before and after the
+// Unix epoch.
+func TestSortPendingIsThePodsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	base := []time.Time{epoch, time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC)}
+	for round := 0; round < 50; round++ {
+		var pods []*corev1.Pod
+		for i := 0; i < 200; i++ {
+			age := time.Duration(r.IntN(3))*time.Second + time.Duration(r.IntN(2))*time.Duration(r.IntN(1e9))
+			p := pendingPod(fmt.Sprintf("p-%d", r.IntN(40)), 0, nil)
+			p.Namespace = fmt.Sprintf("ns-%d", r.IntN(3))
+			p.UID = types.UID(fmt.Sprintf("u-%d", i))
+			p.CreationTimestamp = metav1.NewTime(base[r.IntN(2)].Add(-age))
+			if n := r.IntN(4); n > 0 {
+				p.Spec.Priority = ptr.To(int32(n - 2))
+			}
+			pods = append(pods, p)
+		}
+		want := slices.Clone(pods)
+		slices.SortStableFunc(want, func(a, b *corev1.Pod) int {
+			return cmpPods(a, b)
+		})
+		got := slices.Clone(pods)
+		sortPending(got)
+		for i := range got {
+			if cmpPods(got[i], want[i]) != 0 {
+				t.Fatalf("round %d: at %d %s/%s, want %s/%s", round, i, got[i].Namespace, got[i].Name, want[i].Namespace, want[i].Name)
+			}
+		}
+	}
+}
+
+// cmpPods is the pending pods' order, read from the pods.
+func cmpPods(a, b *corev1.Pod) int {
+	if c := PodPriority(b) - PodPriority(a); c != 0 {
+		return int(c)
+	}
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+}
+
+// PendingOrder gives SelectPending's pods in its order, iteration after
+// iteration, as pods come, go and are replaced by new objects of the same
+// pod (another priority, another creation time), among pods that tie on
+// priority and creation, the list in a new order each time and now and
+// then holding one object twice.
+func TestPendingOrderIsSelectPending(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	sel := Selection{PriorityCutoff: -1, NewPodDelay: time.Second}
+	newPod := func(i int) *corev1.Pod {
+		p := pendingPod(fmt.Sprintf("p-%d", i), time.Duration(1+r.IntN(3))*time.Second, nil)
+		p.Namespace = fmt.Sprintf("ns-%d", r.IntN(3))
+		if n := r.IntN(4); n > 0 {
+			p.Spec.Priority = ptr.To(int32(n - 2))
+		}
+		return p
+	}
+	var pods []*corev1.Pod
+	for i := range 300 {
+		pods = append(pods, newPod(i))
+	}
+	var o PendingOrder
+	kept, n := 0, 300
+	for step := range 200 {
+		for range r.IntN(4) {
+			switch i := r.IntN(len(pods)); r.IntN(3) {
+			case 0:
+				pods = append(pods, newPod(n))
+				n++
+			case 1:
+				pods = slices.Delete(pods, i, i+1)
+			case 2:
+				q := newPod(i)
+				q.Name, q.Namespace, q.UID = pods[i].Name, pods[i].Namespace, pods[i].UID
+				pods[i] = q
+			}
+		}
+		listed := benchgen.ListerOrder(r, pods)
+		if r.IntN(20) == 0 {
+			listed = append(listed, listed[r.IntN(len(listed))])
+		}
+		want := SelectPending(listed, epoch, sel)
+		got := o.Select(slices.Clone(listed), epoch, sel)
+		if !slices.Equal(got.Pods, want.Pods) || got.Expendable != want.Expendable || got.Young != want.Young {
+			t.Fatalf("step %d: [%s] (%d expendable, %d young), want [%s] (%d, %d)", step, names(got.Pods),
+				got.Expendable, got.Young, names(want.Pods), want.Expendable, want.Young)
+		}
+		kept += len(o.rank)
+	}
+	if kept == 0 {
+		t.Fatal("no order was kept from one iteration to the next")
 	}
 }

@@ -37,11 +37,14 @@ func (d *decision) resume(ctx context.Context, g *simulator.PodGroup, nodes *sim
 }
 
 // placeGroup places g's pods on the ready nodes, reusing the last
-// filter's placements when they hold; check is nil then.
+// filter's placements when they hold; check is nil then, unless one was
+// made to look at the nodes that changed.
 func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes *simulator.NodeIndex) (placed []simulator.Placed, unplaced []*corev1.Pod, check *simulator.GroupCheck, err error) {
 	c, r := d.in.Checker, d.reuse
 	run := r.match(g)
-	defer r.done(run)
+	// same is set when g's placements are run's: diff stays as it is.
+	same := false
+	defer func() { r.done(run, same) }()
 	if run != nil && r.isLocal(c.Snapshot(), g.Representative()) {
 		k, whole, from, err := r.standing(run, g, func(name string) (bool, error) {
 			if check == nil {
@@ -62,8 +65,20 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 			placed = again(run, g, k)
 			r.reused++
 			r.unbound = append(r.unbound, placed...)
-			r.record(g, true, placed)
-			return placed, g.Pods[k:], nil, nil
+			r.addRun(g, true, placed)
+			same = true
+			if check != nil && k < len(g.Pods) {
+				// The check made to find the nodes that changed serves
+				// the pods left once it takes in g's placements.
+				if err := r.bind(nodes, c.Snapshot()); err != nil {
+					return nil, nil, nil, err
+				}
+				if check, err = c.CatchUp(ctx, check, placed); err != nil {
+					return nil, nil, nil, err
+				}
+				r.keptChecks++
+			}
+			return placed, g.Pods[k:], check, nil
 		}
 		if from != "" {
 			return d.resume(ctx, g, nodes, again(run, g, k), check, from)
@@ -86,13 +101,17 @@ func (d *decision) placeGroup(ctx context.Context, g *simulator.PodGroup, nodes 
 	return placed, unplaced, check, nil
 }
 
-// bind binds the reused placements in the snapshot and tells the index.
+// bind binds the reused placements in the snapshot and tells the index,
+// once for the placements on one node in a row (it measures the node as
+// it is).
 func (r *filterReuse) bind(nodes *simulator.NodeIndex, snap *simulator.Snapshot) error {
-	for _, p := range r.unbound {
+	for i, p := range r.unbound {
 		if err := snap.AddPod(p.Info, p.Node); err != nil {
 			return err
 		}
-		nodes.Update(p.Node)
+		if i+1 == len(r.unbound) || r.unbound[i+1].Node != p.Node {
+			nodes.Update(p.Node)
+		}
 	}
 	r.unbound = r.unbound[:0]
 	return nil

@@ -131,8 +131,10 @@ type filterReuse struct {
 	// reused and resumed count the groups whose placements were reused,
 	// wholly or in part.
 	reused, resumed int
-	// carried counts the group checks started from a base check.
-	carried int
+	// carried counts the group checks started from a base check, and
+	// keptChecks the checks of groups reused wholly kept for their pods
+	// left (see placeGroup).
+	carried, keptChecks int
 	// uniqueHosts is true when no two nodes of the snapshot share a
 	// hostname label: anti-affinity per hostname is then per node.
 	uniqueHosts bool

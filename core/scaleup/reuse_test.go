@@ -55,10 +55,12 @@ type churn struct {
 // fields), pods in a new lister order every time.
 func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 	ctx := context.Background()
-	reused, resumed, searched, changes, carried := 0, 0, 0, 0, 0
+	reused, resumed, searched, changes, carried, kept, older := 0, 0, 0, 0, 0, 0, 0
 	// clearedHome counts cleared pods placed on the ready node their
 	// nomination named, awaitingOn pods placed on a starting node's copy.
 	clearedHome, awaitingOn := 0, 0
+	// waited counts pods placed on the copies of the group they waited for.
+	waited := 0
 	for seed := range uint64(5) {
 		p := benchgen.S1()
 		p.Seed, p.N, p.M, p.P, p.G, p.K = 100+seed, 40, 12, 200+40*int(seed), 8+int(seed), 4
@@ -73,8 +75,11 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 		}
 		chain, _ := expander.ParseChain("least-waste")
 		keys := simulator.NewEquivalenceKeys()
-		var last Reuse
+		var last, before Reuse
 		var history []string
+		// waiting are the pods the last decision helped, with their group,
+		// as the node loop hands them to the next (Input.Waiting).
+		var waiting map[types.UID]string
 		for step := range 30 {
 			if step > 0 {
 				for range 1 + ch.r.IntN(3) {
@@ -84,7 +89,7 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 			}
 			in := Input{Checker: checker, Pending: keys.Group(loopOrder(benchgen.ListerOrder(ch.r, ch.pending))),
 				Groups: slices.Clone(ch.groups), NotReady: maps.Clone(ch.notReady), Cleared: maps.Clone(ch.cleared), Chain: chain,
-				ExpanderContext: &expander.Context{Seed: 1}, Limits: Limits{MaxNodesPerScaleUp: 1000}}
+				ExpanderContext: &expander.Context{Seed: 1}, Limits: Limits{MaxNodesPerScaleUp: 1000}, Waiting: waiting}
 			inc, next, err := DecideFrom(ctx, in, last)
 			if err != nil {
 				t.Fatal(err)
@@ -97,17 +102,37 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 				t.Fatalf("seed %d, step %d, after %s:\nincremental decision (%d groups reused):\n%s\nfrom scratch:\n%s",
 					seed, step, strings.Join(history[max(0, len(history)-3):], "; "), inc.ReusedGroups, a, b)
 			}
+			// A Reuse is a value: the one from the decision before the
+			// last still gives the whole decision, though the decisions
+			// since share its nodes' memoized fingerprints.
+			if step%3 == 2 {
+				again, _, err := DecideFrom(ctx, in, before)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a, b := describe(again), describe(whole); a != b {
+					t.Fatalf("seed %d, step %d, from the Reuse before the last:\n%s\nfrom scratch:\n%s", seed, step, a, b)
+				}
+				older += again.ReusedGroups + again.ResumedGroups
+			}
 			for _, pl := range inc.OnExisting {
 				if in.Cleared[pl.Info.GetPod().UID] == pl.Node {
 					clearedHome++
 				}
 			}
 			awaitingOn += len(inc.AwaitingOn)
+			for uid, g := range inc.Awaiting {
+				if in.Waiting[uid] == g {
+					waited++
+				}
+			}
+			waiting = inc.Helped()
 			reused += inc.ReusedGroups
 			resumed += inc.ResumedGroups
 			carried += inc.CarriedChecks
+			kept += inc.keptChecks
 			searched += len(in.Pending) - inc.ReusedGroups - inc.ResumedGroups
-			last = next
+			before, last = last, next
 		}
 	}
 	// The property means something only if groups were reused, reused in
@@ -115,12 +140,15 @@ func TestIncrementalDecisionIsTheWholeDecision(t *testing.T) {
 	// Carried checks are those of groups with pod anti-affinity, brought
 	// up to date with the changes (pods with anti-affinity bound and
 	// removed among them).
-	if reused == 0 || resumed == 0 || searched == 0 || clearedHome == 0 || awaitingOn == 0 || carried == 0 {
-		t.Fatalf("%d groups reused, %d in part, %d searched, %d cleared pods placed on their ready node, %d on a starting node, %d checks carried: the changes do not exercise the reuse",
-			reused, resumed, searched, clearedHome, awaitingOn, carried)
+	// Kept checks are those of groups reused wholly with pods left, whose
+	// check looked at the nodes that changed; older counts the groups
+	// reused from the Reuse before the last.
+	if reused == 0 || resumed == 0 || searched == 0 || clearedHome == 0 || awaitingOn == 0 || carried == 0 || kept == 0 || older == 0 || waited == 0 {
+		t.Fatalf("%d groups reused, %d in part, %d searched, %d cleared pods placed on their ready node, %d on a starting node, %d checks carried, %d kept for the pods left, %d groups reused from an older Reuse, %d pods on their waited group's copies: the changes do not exercise the reuse",
+			reused, resumed, searched, clearedHome, awaitingOn, carried, kept, older, waited)
 	}
-	t.Logf("%d changes: %d pod groups' placements reused, %d in part, %d searched afresh, %d cleared pods placed on their ready node, %d on a starting node's copy, %d group checks carried from the last, the same decisions as from scratch",
-		changes, reused, resumed, searched, clearedHome, awaitingOn, carried)
+	t.Logf("%d changes: %d pod groups' placements reused, %d in part, %d searched afresh, %d cleared pods placed on their ready node, %d on a starting node's copy, %d group checks carried from the last, %d kept for the pods left, %d groups reused from the Reuse before the last, %d pods on their waited group's copies, the same decisions as from scratch",
+		changes, reused, resumed, searched, clearedHome, awaitingOn, carried, kept, older, waited)
 }
 
 // change makes one random change and says what it was.

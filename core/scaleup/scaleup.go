@@ -57,6 +57,14 @@ type Input struct {
 	// first while it fits there, so it is nominated to the same node again
 	// rather than to the first node with room for its kind.
 	Cleared map[types.UID]string
+	// Waiting maps pending pods to the group whose requested nodes they
+	// wait for (a last decision asked that group's nodes for them, or
+	// placed them on its upcoming nodes). Such a pod is placed on that
+	// group's upcoming copies before any pod is placed on the copies at
+	// large, so that pods the last decision planned on another group's
+	// nodes do not take the room asked for it, and the same pods never ask
+	// for nodes again while those come.
+	Waiting map[types.UID]string
 	Groups  []Group
 	Limits  Limits
 	Chain   *expander.Chain
@@ -131,6 +139,9 @@ type Plan struct {
 	SchedulerNodes, PlanNodes int
 	// hadOptions is set when some round offered the expander a choice.
 	hadOptions bool
+	// keptChecks counts the groups reused wholly whose check, made to
+	// look at the nodes that changed, served the pods they left.
+	keptChecks int
 }
 
 // ScaleUp grows one group.
@@ -257,7 +268,7 @@ func decide(ctx context.Context, in Input, prev Reuse) (*Plan, *filterReuse, err
 	if err := d.schedulerPlacement(ctx, remaining); err != nil {
 		return nil, nil, err
 	}
-	d.plan.CarriedChecks = d.reuse.carried
+	d.plan.CarriedChecks, d.plan.keptChecks = d.reuse.carried, d.reuse.keptChecks
 	d.plan.Timings.Total = time.Since(d.start)
 	d.plan.Timings.Estimate = d.plan.Timings.Total - d.plan.Timings.FilterSchedulable
 	return d.plan, d.reuse, nil
@@ -435,6 +446,9 @@ func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
 	coming = d.vacantFirst(coming)
 	before := len(d.placed)
+	if err := d.fillWaited(ctx, remaining, order, coming); err != nil {
+		return nil, err
+	}
 	for _, i := range order {
 		r := &remaining[i]
 		gc, err := c.CatchUp(ctx, r.check, d.placed[r.since:])
@@ -454,6 +468,62 @@ func (d *decision) fillUpcoming(ctx context.Context, remaining []pending, coming
 		}
 	}
 	return slices.DeleteFunc(remaining, func(r pending) bool { return len(r.pods) == 0 }), nil
+}
+
+// fillWaited places the pods of remaining (in order) that wait for a
+// group's requested nodes (Input.Waiting) on that group's copies among
+// coming, each pod group's waiting pods a group of nodes at a time.
+func (d *decision) fillWaited(ctx context.Context, remaining []pending, order []int, coming []fwk.NodeInfo) error {
+	if len(d.in.Waiting) == 0 {
+		return nil
+	}
+	copies := map[string][]fwk.NodeInfo{}
+	for _, ni := range coming {
+		g := d.upcoming[ni.Node().Name]
+		copies[g] = append(copies[g], ni)
+	}
+	c := d.in.Checker
+	for _, i := range order {
+		r := &remaining[i]
+		var groups []string
+		waiting := map[string][]*corev1.Pod{}
+		for _, p := range r.pods {
+			g, ok := d.in.Waiting[p.UID]
+			if !ok || len(copies[g]) == 0 {
+				continue
+			}
+			if waiting[g] == nil {
+				groups = append(groups, g)
+			}
+			waiting[g] = append(waiting[g], p)
+		}
+		for _, g := range groups {
+			gc, err := c.CatchUp(ctx, r.check, d.placed[r.since:])
+			if err != nil {
+				return err
+			}
+			placed, _, err := c.PlaceGroup(ctx, gc, waiting[g], copies[g])
+			if err != nil {
+				return err
+			}
+			d.filtered(placed)
+			r.check, r.since = gc, len(d.placed)
+			r.pods = withoutPlaced(r.pods, placed)
+		}
+	}
+	return nil
+}
+
+// withoutPlaced is pods but those placed, in their order.
+func withoutPlaced(pods []*corev1.Pod, placed []simulator.Placed) []*corev1.Pod {
+	if len(placed) == 0 {
+		return pods
+	}
+	gone := make(map[types.UID]bool, len(placed))
+	for _, pl := range placed {
+		gone[pl.Info.GetPod().UID] = true
+	}
+	return slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool { return gone[p.UID] })
 }
 
 // settleStateful places the pods of groups whose fit depends on where other pods
@@ -545,7 +615,10 @@ func (d *decision) filtered(placed []simulator.Placed) {
 // split parts the nodes that take pods (readyNodes) into the ready nodes
 // and the upcoming nodes' copies.
 func (d *decision) split() (ready, coming []fwk.NodeInfo) {
-	for _, ni := range d.readyNodes() {
+	nodes := d.readyNodes()
+	ready = make([]fwk.NodeInfo, 0, max(0, len(nodes)-len(d.upcoming)))
+	coming = make([]fwk.NodeInfo, 0, len(d.upcoming))
+	for _, ni := range nodes {
 		if _, ok := d.upcoming[ni.Node().Name]; ok {
 			coming = append(coming, ni)
 		} else {

@@ -22,10 +22,13 @@ func (r *filterReuse) match(g *simulator.PodGroup) *groupRun {
 }
 
 // done takes run's placements out of diff, once g's are known (record
-// adds them): where they are the same, diff stays as it was.
-func (r *filterReuse) done(run *groupRun) {
+// adds them): where they are the same, diff stays as it was. same tells
+// that g's are run's, not added to diff.
+func (r *filterReuse) done(run *groupRun, same bool) {
 	if run != nil {
-		r.add(run.placed, ^uint64(0))
+		if !same {
+			r.add(run.placed, ^uint64(0))
+		}
 		r.accounted++
 	}
 }
@@ -45,9 +48,20 @@ func (r *filterReuse) add(placed []simulator.Placed, sign uint64) {
 // record notes how g was placed.
 func (r *filterReuse) record(g *simulator.PodGroup, local bool, placed []simulator.Placed) {
 	r.add(placed, 1)
-	uids := make([]types.UID, len(g.Pods))
-	for i, p := range g.Pods {
-		uids[i] = p.UID
+	r.addRun(g, local, placed)
+}
+
+// addRun notes how g was placed, for the next filter (diff left as is).
+func (r *filterReuse) addRun(g *simulator.PodGroup, local bool, placed []simulator.Placed) {
+	var uids []types.UID
+	if j, ok := r.byKey[g.Key]; ok && r.prev.groups[j].samePods(g) {
+		// The same pods: the list is shared (no run changes its own).
+		uids = r.prev.groups[j].pods
+	} else {
+		uids = make([]types.UID, len(g.Pods))
+		for i, p := range g.Pods {
+			uids[i] = p.UID
+		}
 	}
 	r.next.groups = append(r.next.groups, groupRun{key: g.Key, pods: uids, local: local, placed: placed})
 }
@@ -81,19 +95,23 @@ func again(run *groupRun, g *simulator.PodGroup, k int) []simulator.Placed {
 	return out
 }
 
-// dirty lists the nodes whose answer for a reused group may differ: those
-// changed and those where the groups before it placed other pods.
-func (r *filterReuse) dirty() []string {
-	out := make([]string, 0, len(r.changed)+len(r.diff))
+// dirty calls f with each node whose answer for a reused group may differ:
+// those changed and those where the groups before it placed other pods,
+// until f returns an error.
+func (r *filterReuse) dirty(f func(name string) error) error {
 	for name := range r.changed {
-		out = append(out, name)
+		if err := f(name); err != nil {
+			return err
+		}
 	}
 	for name := range r.diff {
 		if !r.changed[name] {
-			out = append(out, name)
+			if err := f(name); err != nil {
+				return err
+			}
 		}
 	}
-	return out
+	return nil
 }
 
 // standing returns how many of run's first placements are what searching
@@ -121,18 +139,19 @@ func (r *filterReuse) standing(run *groupRun, g *simulator.PodGroup, refuses fun
 	if n := len(run.placed); same && n == len(g.Pods) {
 		limit = list.at[run.placed[n-1].Node]
 	}
-	for _, name := range r.dirty() {
+	err = r.dirty(func(name string) error {
 		i, ok := list.at[name]
 		if !ok || i > limit || i >= cut {
-			continue
+			return nil
 		}
 		no, err := refuses(name)
-		if err != nil {
-			return 0, false, "", err
-		}
-		if !no {
+		if err == nil && !no {
 			cut = i
 		}
+		return err
+	})
+	if err != nil {
+		return 0, false, "", err
 	}
 	for k < len(run.placed) && k < len(g.Pods) && g.Pods[k].UID == run.pods[k] {
 		node := run.placed[k].Node

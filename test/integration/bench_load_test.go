@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
-	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
+	"github.com/tidal-autoscaler/tidal/benchgen/benchload"
 )
 
 // The loader writes as the components that write these objects in a real
@@ -186,11 +186,7 @@ func (l *loader) createRunning(ctx context.Context, i int) (*corev1.Pod, error) 
 
 // node registers node j as a machine of the local cloud's group.
 func (l *loader) node(ctx context.Context, j int) error {
-	n := l.c.Nodes[j].DeepCopy()
-	n.UID, n.CreationTimestamp = "", metav1.Time{}
-	n.Spec.ProviderID = local.ProviderIDPrefix + n.Labels[benchgen.LabelNodeGroup] + "/" + n.Name
-	benchgen.RegisterNode(n)
-	benchgen.ReportNode(n, j, metav1.Now())
+	n := benchload.LocalNode(l.c, j, metav1.Now())
 	if _, err := l.kubelet.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("node %s: %w", n.Name, err)
 	}

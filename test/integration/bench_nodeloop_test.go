@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/ptr"
 
 	"github.com/tidal-autoscaler/tidal/benchgen"
+	"github.com/tidal-autoscaler/tidal/benchgen/benchload"
 	"github.com/tidal-autoscaler/tidal/cloudprovider/local"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app"
 	"github.com/tidal-autoscaler/tidal/cmd/tidal/app/nodeopts"
@@ -201,7 +201,7 @@ func startBenchTidal(b *testing.B, e *benchEnv) *benchTidal {
 	}
 	t.events = record.NewBroadcaster(record.WithContext(ctx))
 	t.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventsClient.CoreV1().Events("")})
-	if t.cloud, err = local.New(t.client, benchCloudConfig(e.c)); err != nil {
+	if t.cloud, err = local.New(t.client, benchload.LocalCloud(e.c)); err != nil {
 		b.Fatal(err)
 	}
 	t.factory = app.NewInformerFactory(t.client)
@@ -287,26 +287,4 @@ func (p phaseTimes) report(b *testing.B, n int) {
 		}
 	}
 	b.ReportMetric(p["scaleUp:filterSchedulable"][1]/float64(n), "scaleup-decided")
-}
-
-// cloudConfig is the local cloud of the generated node groups: their
-// shapes, zones, labels and taints, never below or above the generator's
-// sizes' bounds.
-func benchCloudConfig(c *benchgen.Cluster) *local.Config {
-	cfg := &local.Config{}
-	for _, g := range c.NodeGroups {
-		alloc := g.Template.Status.Allocatable
-		spec := local.GroupSpec{
-			Name: g.ID, MinSize: g.MinSize, MaxSize: g.MaxSize, Zone: g.Zone,
-			InstanceType: fmt.Sprintf("bench-%d", alloc.Cpu().Value()),
-			CPU:          alloc.Cpu().DeepCopy(), Memory: alloc.Memory().DeepCopy(), Pods: alloc.Pods().Value(),
-			Labels:       map[string]string{benchgen.LabelNodeGroup: g.ID},
-			PricePerHour: ptr.To(0.05 * float64(alloc.Cpu().Value())),
-		}
-		if g.Taint != nil {
-			spec.Taints = []corev1.Taint{*g.Taint}
-		}
-		cfg.NodeGroups = append(cfg.NodeGroups, spec)
-	}
-	return cfg
 }
