@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -101,21 +102,12 @@ func inputKey(in Input) (uint64, error) {
 	}
 	slices.Sort(notReady)
 	fmt.Fprintf(h, "%q|", notReady)
-	cleared := make([]string, 0, len(in.Cleared))
-	for uid, node := range in.Cleared {
-		cleared = append(cleared, string(uid)+"="+node)
-	}
-	slices.Sort(cleared)
-	fmt.Fprintf(h, "%q|", cleared)
-	waiting := make([]string, 0, len(in.Waiting))
-	for uid, group := range in.Waiting {
-		waiting = append(waiting, string(uid)+"="+group)
-	}
-	slices.Sort(waiting)
-	fmt.Fprintf(h, "%q|", waiting)
-	// The pending pods, thousands, are written each with its length (as
-	// unambiguous as quoting, without formatting each).
-	b := binary.AppendUvarint(nil, uint64(len(in.Pending)))
+	// The pods' maps and the pending pods, thousands, are written each
+	// string with its length (as unambiguous as quoting, without
+	// formatting each).
+	b := appendPodMap(nil, in.Cleared)
+	b = appendPodMap(b, in.Waiting)
+	b = binary.AppendUvarint(b, uint64(len(in.Pending)))
 	h.Write(b)
 	for _, g := range in.Pending {
 		b = appendString(b[:0], g.Key)
@@ -132,6 +124,17 @@ func inputKey(in Input) (uint64, error) {
 		}
 	}
 	return h.Sum64(), nil
+}
+
+// appendPodMap appends m (a pod's UID to a node or group), its entries in
+// the order of their UIDs, after its length.
+func appendPodMap(b []byte, m map[types.UID]string) []byte {
+	uids := slices.Sorted(maps.Keys(m))
+	b = binary.AppendUvarint(b, uint64(len(uids)))
+	for _, uid := range uids {
+		b = appendString(appendString(b, string(uid)), m[uid])
+	}
+	return b
 }
 
 // appendString appends s to b after its length.

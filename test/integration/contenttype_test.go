@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -50,6 +49,6 @@ func TestBuiltinObjectsTravelAsProtobuf(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		t.Log(fmt.Sprint(seen))
+		t.Logf("requests seen: %v", seen)
 	}
 }
