@@ -40,6 +40,9 @@ type observer struct {
 	// templates is what is kept of each group's template between
 	// iterations.
 	templates map[string]groupTemplateState
+	// ownerKeys are the controllers of each candidate's pods, kept while
+	// its NodeInfo's generation stays (see owners).
+	ownerKeys map[string]nodeOwners
 
 	pods         corelisters.PodLister
 	daemonSets   appslisters.DaemonSetLister
