@@ -25,7 +25,9 @@ type nodeOwners struct {
 // afresh every time.
 func (ob *observer) owners(snap *simulator.Snapshot, candidates []scaledown.Candidate, arriving []simulator.Placed) scaledown.Owners {
 	out := scaledown.Owners{Kinds: scaledown.ControllerKinds(), Existing: map[scaledown.OwnerKey]bool{}}
-	kept := make(map[string]nodeOwners, len(candidates))
+	if ob.ownerKeys == nil {
+		ob.ownerKeys = make(map[string]nodeOwners, len(candidates))
+	}
 	for _, c := range candidates {
 		ni := snap.NodeInfo(c.Name)
 		if ni == nil {
@@ -35,12 +37,18 @@ func (ob *observer) owners(snap *simulator.Snapshot, candidates []scaledown.Cand
 		if !ok || no.info != ni || no.generation != ni.GetGeneration() {
 			no = nodeOwners{info: ni, generation: ni.GetGeneration(), keys: ownerKeysOf(ni, out.Kinds)}
 		}
-		kept[c.Name] = no
+		ob.ownerKeys[c.Name] = no
 		for _, key := range no.keys {
 			ob.lookUp(out, key)
 		}
 	}
-	ob.ownerKeys = kept
+	// The scale-down and consolidation ask for different candidates: what
+	// one kept stays for the other, and only nodes gone are forgotten.
+	for name, no := range ob.ownerKeys {
+		if ni := snap.NodeInfo(name); ni == nil || no.info != ni {
+			delete(ob.ownerKeys, name)
+		}
+	}
 	for _, a := range arriving {
 		if key, ok := ownerKeyOf(a.Info.GetPod(), out.Kinds); ok {
 			ob.lookUp(out, key)
